@@ -1,0 +1,213 @@
+package events
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// check collects the first problem found while validating one event.
+type check struct {
+	t   Type
+	err error
+}
+
+func (c *check) fail(field string, sentinel error, format string, args ...any) {
+	if c.err == nil {
+		c.err = &Error{Type: c.t, Field: field, Err: sentinel, Detail: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (c *check) text(field, v string) {
+	if v == "" {
+		c.fail(field, ErrMissingField, "must not be empty")
+	}
+}
+
+func (c *check) nonNegative(field string, v float64) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		c.fail(field, ErrOutOfRange, "must be a finite number, got %v", v)
+	case v < 0:
+		c.fail(field, ErrOutOfRange, "must be >= 0, got %v", v)
+	}
+}
+
+func (c *check) between(field string, v, lo, hi float64) {
+	if math.IsNaN(v) || v < lo || v > hi {
+		c.fail(field, ErrOutOfRange, "must be between %v and %v, got %v", lo, hi, v)
+	}
+}
+
+func (c *check) atLeast(field string, v, lo int) {
+	if v < lo {
+		c.fail(field, ErrOutOfRange, "must be >= %d, got %d", lo, v)
+	}
+}
+
+func (c *check) time(field string, t time.Time) {
+	switch {
+	case t.IsZero():
+		c.fail(field, ErrMissingField, "must be a non-zero time")
+	case t.Location() != time.UTC:
+		c.fail(field, ErrOutOfRange, "must be in UTC (end with Z), got %s", t.Format(time.RFC3339))
+	}
+}
+
+func (c *check) oneOf(field, v string, allowed ...string) {
+	for _, a := range allowed {
+		if v == a {
+			return
+		}
+	}
+	c.fail(field, ErrOutOfRange, "must be one of %v, got %q", allowed, v)
+}
+
+func (c *check) market(field string, m Market) {
+	c.oneOf(field, string(m), string(Spot), string(OnDemand), string(Reserved))
+}
+
+// Validate checks an event's envelope and fields. The error names the first bad field.
+func Validate(e Event) error {
+	c := &check{t: e.EventType()}
+	m := e.Header()
+	if m.Type != e.EventType() {
+		c.fail("type", ErrOutOfRange, "must be %q, got %q", e.EventType(), m.Type)
+	}
+	c.text("version", m.Version)
+	if c.err == nil {
+		if _, err := major(m.Version); err != nil {
+			c.fail("version", ErrVersion, "%v", err)
+		}
+	}
+	c.text("id", m.ID)
+	c.time("at", m.At)
+	if c.err != nil {
+		return c.err
+	}
+	return e.validate()
+}
+
+func (e *PriceObserved) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("provider", e.Provider)
+	c.text("region", e.Region)
+	c.text("instance_type", e.InstanceType)
+	c.text("gpu_model", e.GPUModel)
+	c.atLeast("gpu_count", e.GPUCount, 1)
+	c.nonNegative("gpu_memory_gb", e.GPUMemoryGB)
+	c.market("market", e.Market)
+	c.nonNegative("usd_per_hour", e.USDPerHour)
+	c.text("source", e.Source)
+	return c.err
+}
+
+func (e *CapacityReclaimed) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("provider", e.Provider)
+	c.text("region", e.Region)
+	c.text("location", e.Location)
+	c.text("instance", e.Instance)
+	c.oneOf("kind", string(e.Kind), string(ReclaimInterruption), string(ReclaimRebalance),
+		string(ReclaimPreempted), string(ReclaimMaintenance))
+	c.time("notice_at", e.NoticeAt)
+	c.time("deadline", e.Deadline)
+	if c.err == nil && e.Deadline.Before(e.NoticeAt) {
+		c.fail("deadline", ErrOutOfRange, "must not be before notice_at (%s), got %s",
+			stamp(e.NoticeAt), stamp(e.Deadline))
+	}
+	c.text("source", e.Source)
+	return c.err
+}
+
+func (e *GPUSample) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("location", e.Location)
+	c.text("node", e.Node)
+	c.text("uuid", e.UUID)
+	c.atLeast("index", e.Index, 0)
+	c.text("model", e.Model)
+	c.between("utilization_pct", e.UtilizationPct, 0, 100)
+	c.nonNegative("memory_used_bytes", float64(e.MemoryUsedBytes))
+	c.nonNegative("memory_total_bytes", float64(e.MemoryTotalBytes))
+	if c.err == nil && e.MemoryUsedBytes > e.MemoryTotalBytes {
+		c.fail("memory_used_bytes", ErrOutOfRange, "must be <= memory_total_bytes (%d), got %d",
+			e.MemoryTotalBytes, e.MemoryUsedBytes)
+	}
+	c.nonNegative("power_w", e.PowerW)
+	c.between("temperature_c", e.TemperatureC, -50, 150)
+	return c.err
+}
+
+func (e *TokensSample) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("location", e.Location)
+	c.text("workload", e.Workload)
+	c.text("replica", e.Replica)
+	c.oneOf("server", e.Server, "vllm", "tgi", "other")
+	c.nonNegative("prompt_tokens", float64(e.PromptTokens))
+	c.nonNegative("generation_tokens", float64(e.GenerationTokens))
+	c.nonNegative("requests", float64(e.Requests))
+	return c.err
+}
+
+func (e *ReplicaState) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("workload", e.Workload)
+	c.text("location", e.Location)
+	c.text("provider", e.Provider)
+	c.market("market", e.Market)
+	c.text("offer", e.Offer)
+	c.text("gpu_model", e.GPUModel)
+	c.atLeast("gpus_per_replica", e.GPUs, 1)
+	c.nonNegative("usd_per_hour", e.USDPerHour)
+	c.atLeast("desired", e.Desired, 0)
+	c.atLeast("ready", e.Ready, 0)
+	return c.err
+}
+
+func (e *PlanDecided) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("workload", e.Workload)
+	c.text("plan_id", e.PlanID)
+	c.nonNegative("usd_per_hour_before", e.USDPerHourWas)
+	c.nonNegative("usd_per_hour_after", e.USDPerHourNow)
+	for i, a := range e.Actions {
+		at := func(f string) string { return fmt.Sprintf("actions[%d].%s", i, f) }
+		c.text(at("id"), a.ID)
+		c.oneOf(at("kind"), a.Kind, "launch", "drain", "scale")
+		c.text(at("location"), a.Location)
+		c.market(at("market"), a.Market)
+		c.atLeast(at("replicas"), a.Replicas, 0)
+		c.text(at("reason"), a.Reason)
+	}
+	return c.err
+}
+
+func (e *ActionUpdated) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("workload", e.Workload)
+	c.text("action_id", e.ActionID)
+	c.oneOf("status", string(e.Status), string(ActionProposed), string(ActionAwaitingApproval),
+		string(ActionApproved), string(ActionRejected), string(ActionApplied), string(ActionFailed),
+		string(ActionExpired))
+	c.oneOf("kind", e.Kind, "launch", "drain", "scale")
+	c.text("location", e.Location)
+	c.market("market", e.Market)
+	c.atLeast("replicas", e.Replicas, 0)
+	return c.err
+}
+
+func (e *BudgetAlert) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("policy", e.Policy)
+	c.text("scope", e.Scope)
+	c.oneOf("period", e.Period, "day", "week", "month")
+	c.time("period_start", e.PeriodStart)
+	c.oneOf("basis", e.Basis, "actual", "forecast")
+	c.text("threshold", e.Threshold)
+	c.nonNegative("spend", e.Spend)
+	c.nonNegative("limit", e.Limit)
+	c.text("currency", e.Currency)
+	return c.err
+}
