@@ -3,25 +3,51 @@ package pricing
 import "strings"
 
 // gcpDescriptions maps the model part of a Cloud Billing GPU SKU description (folded, with the
-// market prefix, "nvidia", "tesla" and the " running in <place>" suffix removed) to a canonical GPU.
+// market prefix, "nvidia", "tesla" and the " running in <place>" suffix removed) to the Compute
+// Engine accelerator type it prices. A3 Mega has its own accelerator type and price.
 var gcpDescriptions = map[string]string{
-	"a100":                "A100-40GB",
-	"a100 80gb":           "A100-80GB",
-	"h100 80gb":           "H100-80GB",
-	"h100":                "H100-80GB",
-	"h100 80gb mega":      "H100-80GB",
-	"h100 mega 80gb":      "H100-80GB",
-	"h100 80gb plus":      "H100-80GB",
-	"h200 141gb":          "H200-141GB",
-	"b200 (1 gpu slice)":  "B200",
-	"b200":                "B200",
-	"l4":                  "L4",
-	"t4":                  "T4",
-	"v100":                "V100-16GB",
-	"p100":                "P100",
-	"p4":                  "P4",
-	"k80":                 "K80",
-	"gb200 (1 gpu slice)": "GB200",
+	"a100":                "nvidia-tesla-a100",
+	"a100 80gb":           "nvidia-a100-80gb",
+	"h100 80gb":           "nvidia-h100-80gb",
+	"h100":                "nvidia-h100-80gb",
+	"h100 80gb mega":      "nvidia-h100-mega-80gb",
+	"h100 mega 80gb":      "nvidia-h100-mega-80gb",
+	"h100 80gb plus":      "nvidia-h100-mega-80gb",
+	"h200 141gb":          "nvidia-h200-141gb",
+	"b200 (1 gpu slice)":  "nvidia-b200",
+	"b200":                "nvidia-b200",
+	"gb200 (1 gpu slice)": "nvidia-gb200",
+	"l4":                  "nvidia-l4",
+	"t4":                  "nvidia-tesla-t4",
+	"v100":                "nvidia-tesla-v100",
+	"p100":                "nvidia-tesla-p100",
+	"p4":                  "nvidia-tesla-p4",
+	"k80":                 "nvidia-tesla-k80",
+}
+
+// gcpAccelerators maps each Compute Engine accelerator type to its canonical GPU.
+var gcpAccelerators = map[string]string{
+	"nvidia-tesla-a100":     "A100-40GB",
+	"nvidia-a100-80gb":      "A100-80GB",
+	"nvidia-h100-80gb":      "H100-80GB",
+	"nvidia-h100-mega-80gb": "H100-80GB",
+	"nvidia-h200-141gb":     "H200-141GB",
+	"nvidia-b200":           "B200",
+	"nvidia-gb200":          "GB200",
+	"nvidia-l4":             "L4",
+	"nvidia-tesla-t4":       "T4",
+	"nvidia-tesla-v100":     "V100-16GB",
+	"nvidia-tesla-p100":     "P100",
+	"nvidia-tesla-p4":       "P4",
+	"nvidia-tesla-k80":      "K80",
+}
+
+// skypilotGCPAccelerators maps SkyPilot's GCP AcceleratorName values to accelerator types.
+var skypilotGCPAccelerators = map[string]string{
+	"A100": "nvidia-tesla-a100", "A100-80GB": "nvidia-a100-80gb", "H100": "nvidia-h100-80gb",
+	"H100-MEGA": "nvidia-h100-mega-80gb", "H200": "nvidia-h200-141gb", "B200": "nvidia-b200",
+	"GB200": "nvidia-gb200", "L4": "nvidia-l4", "T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100",
+	"P100": "nvidia-tesla-p100", "P4": "nvidia-tesla-p4", "K80": "nvidia-tesla-k80",
 }
 
 // gcpExcluded marks SKU descriptions that are not plain GPU capacity (workstation licences,
@@ -29,13 +55,13 @@ var gcpDescriptions = map[string]string{
 var gcpExcluded = []string{"virtual workstation", "vgpu", "reserved", "sole tenancy", "premium", "custom", "dws"}
 
 // GCPDescription maps a Cloud Billing GPU SKU description such as "Spot Preemptible Nvidia Tesla
-// A100 GPU running in Americas" to its GPU. excluded is true for descriptions that name GPUs but
-// are not a price for GPU capacity (see gcpExcluded).
-func GCPDescription(desc string) (g GPU, excluded, ok bool) {
+// A100 GPU running in Americas" to the accelerator type it prices and its GPU. excluded is true
+// for descriptions that name GPUs but are not a price for GPU capacity (see gcpExcluded).
+func GCPDescription(desc string) (accel string, g GPU, excluded, ok bool) {
 	d := fold(desc)
 	for _, x := range gcpExcluded {
 		if strings.Contains(d, x) {
-			return GPU{}, true, false
+			return "", GPU{}, true, false
 		}
 	}
 	if i := strings.Index(d, " running in "); i >= 0 {
@@ -47,59 +73,46 @@ func GCPDescription(desc string) (g GPU, excluded, ok bool) {
 	d = strings.TrimPrefix(d, "nvidia ")
 	d = strings.TrimPrefix(d, "tesla ")
 	d = strings.TrimSuffix(d, " gpu")
-	g, ok = lookup(gcpDescriptions, d)
-	return g, false, ok
+	accel, ok = gcpDescriptions[d]
+	if !ok {
+		return "", GPU{}, false, false
+	}
+	g, ok = GCPAccelerator(accel)
+	return accel, g, false, ok
 }
 
-// gcpAccelerators maps each canonical GPU sold on GCP to its Compute Engine accelerator type,
-// used as the instance type of a price that covers the GPU alone.
-var gcpAccelerators = map[string]string{
-	"A100-40GB":  "nvidia-tesla-a100",
-	"A100-80GB":  "nvidia-a100-80gb",
-	"H100-80GB":  "nvidia-h100-80gb",
-	"H200-141GB": "nvidia-h200-141gb",
-	"B200":       "nvidia-b200",
-	"GB200":      "nvidia-gb200",
-	"L4":         "nvidia-l4",
-	"T4":         "nvidia-tesla-t4",
-	"V100-16GB":  "nvidia-tesla-v100",
-	"P100":       "nvidia-tesla-p100",
-	"P4":         "nvidia-tesla-p4",
-	"K80":        "nvidia-tesla-k80",
+// GCPAccelerator maps a Compute Engine accelerator type such as "nvidia-h100-80gb" to its GPU.
+func GCPAccelerator(accel string) (GPU, bool) { return lookup(gcpAccelerators, accel) }
+
+// SkyPilotGCPAccelerator maps a SkyPilot GCP AcceleratorName to the accelerator type.
+func SkyPilotGCPAccelerator(name string) (string, bool) {
+	a, ok := skypilotGCPAccelerators[name]
+	return a, ok
 }
 
-// GCPAcceleratorType names the Compute Engine accelerator type of a canonical GPU.
-func GCPAcceleratorType(gpu string) (string, bool) {
-	t, ok := gcpAccelerators[gpu]
-	return t, ok
-}
-
-// gcpMachines maps the GCP machine types that come with GPUs attached to their GPUs.
+// gcpMachines maps the GCP machine types that come with GPUs attached to their accelerators.
 var gcpMachines = map[string]struct {
-	gpu   string
+	accel string
 	count int
 }{
-	"a2-highgpu-1g": {"A100-40GB", 1}, "a2-highgpu-2g": {"A100-40GB", 2},
-	"a2-highgpu-4g": {"A100-40GB", 4}, "a2-highgpu-8g": {"A100-40GB", 8},
-	"a2-megagpu-16g": {"A100-40GB", 16},
-	"a2-ultragpu-1g": {"A100-80GB", 1}, "a2-ultragpu-2g": {"A100-80GB", 2},
-	"a2-ultragpu-4g": {"A100-80GB", 4}, "a2-ultragpu-8g": {"A100-80GB", 8},
-	"a3-highgpu-1g": {"H100-80GB", 1}, "a3-highgpu-2g": {"H100-80GB", 2},
-	"a3-highgpu-4g": {"H100-80GB", 4}, "a3-highgpu-8g": {"H100-80GB", 8},
-	"a3-megagpu-8g": {"H100-80GB", 8}, "a3-edgegpu-8g": {"H100-80GB", 8},
-	"a3-ultragpu-8g": {"H200-141GB", 8},
-	"a4-highgpu-8g":  {"B200", 8},
-	"g2-standard-4":  {"L4", 1}, "g2-standard-8": {"L4", 1}, "g2-standard-12": {"L4", 1},
-	"g2-standard-16": {"L4", 1}, "g2-standard-32": {"L4", 1}, "g2-standard-24": {"L4", 2},
-	"g2-standard-48": {"L4", 4}, "g2-standard-96": {"L4", 8},
+	"a2-highgpu-1g": {"nvidia-tesla-a100", 1}, "a2-highgpu-2g": {"nvidia-tesla-a100", 2},
+	"a2-highgpu-4g": {"nvidia-tesla-a100", 4}, "a2-highgpu-8g": {"nvidia-tesla-a100", 8},
+	"a2-megagpu-16g": {"nvidia-tesla-a100", 16},
+	"a2-ultragpu-1g": {"nvidia-a100-80gb", 1}, "a2-ultragpu-2g": {"nvidia-a100-80gb", 2},
+	"a2-ultragpu-4g": {"nvidia-a100-80gb", 4}, "a2-ultragpu-8g": {"nvidia-a100-80gb", 8},
+	"a3-highgpu-1g": {"nvidia-h100-80gb", 1}, "a3-highgpu-2g": {"nvidia-h100-80gb", 2},
+	"a3-highgpu-4g": {"nvidia-h100-80gb", 4}, "a3-highgpu-8g": {"nvidia-h100-80gb", 8},
+	"a3-edgegpu-8g": {"nvidia-h100-80gb", 8}, "a3-megagpu-8g": {"nvidia-h100-mega-80gb", 8},
+	"a3-ultragpu-8g": {"nvidia-h200-141gb", 8},
+	"a4-highgpu-8g":  {"nvidia-b200", 8},
+	"g2-standard-4":  {"nvidia-l4", 1}, "g2-standard-8": {"nvidia-l4", 1}, "g2-standard-12": {"nvidia-l4", 1},
+	"g2-standard-16": {"nvidia-l4", 1}, "g2-standard-32": {"nvidia-l4", 1}, "g2-standard-24": {"nvidia-l4", 2},
+	"g2-standard-48": {"nvidia-l4", 4}, "g2-standard-96": {"nvidia-l4", 8},
 }
 
-// GCPMachine maps a GCP machine type with attached GPUs (a2, a3, a4, g2) to them.
-func GCPMachine(machineType string) (Instance, bool) {
+// GCPMachine maps a GCP machine type with attached GPUs (a2, a3, a4, g2) to its accelerator
+// type and count.
+func GCPMachine(machineType string) (accel string, count int, ok bool) {
 	m, ok := gcpMachines[machineType]
-	if !ok {
-		return Instance{}, false
-	}
-	g, ok := Canonical(m.gpu)
-	return Instance{GPU: g, Count: m.count}, ok
+	return m.accel, m.count, ok
 }

@@ -8,7 +8,17 @@ import (
 // list, which lookup would otherwise turn into a silent "unknown".
 func TestTablesNameCanonicalGPUs(t *testing.T) {
 	tables := map[string]map[string]string{
-		"gcp": gcpDescriptions, "lambda": lambdaModels, "runpod": runpodIDs, "skypilot": skypilotNames,
+		"gcp": gcpAccelerators, "lambda": lambdaModels, "runpod": runpodIDs, "skypilot": skypilotNames,
+	}
+	for accel := range gcpDescriptions {
+		if _, ok := GCPAccelerator(gcpDescriptions[accel]); !ok {
+			t.Errorf("gcp description %q maps to unknown accelerator %q", accel, gcpDescriptions[accel])
+		}
+	}
+	for name, accel := range skypilotGCPAccelerators {
+		if _, ok := GCPAccelerator(accel); !ok {
+			t.Errorf("skypilot gcp %q maps to unknown accelerator %q", name, accel)
+		}
 	}
 	for name, table := range tables {
 		for k, v := range table {
@@ -36,13 +46,8 @@ func TestTablesNameCanonicalGPUs(t *testing.T) {
 		}
 	}
 	for m, s := range gcpMachines {
-		if _, ok := Canonical(s.gpu); !ok {
-			t.Errorf("gcp machine %s: non-canonical %q", m, s.gpu)
-		}
-	}
-	for g := range gcpAccelerators {
-		if _, ok := Canonical(g); !ok {
-			t.Errorf("gcp accelerator for non-canonical %q", g)
+		if _, ok := GCPAccelerator(s.accel); !ok {
+			t.Errorf("gcp machine %s: unknown accelerator %q", m, s.accel)
 		}
 	}
 }
@@ -126,14 +131,15 @@ func TestGCPDescription(t *testing.T) {
 		name         string
 		in           string
 		wantGPU      string
+		wantAccel    string
 		wantExcluded bool
 		wantOK       bool
 	}{
-		{name: "A100 on demand", in: "Nvidia Tesla A100 GPU running in Americas", wantGPU: "A100-40GB", wantOK: true},
+		{name: "A100 on demand", in: "Nvidia Tesla A100 GPU running in Americas", wantGPU: "A100-40GB", wantAccel: "nvidia-tesla-a100", wantOK: true},
 		{name: "A100 spot", in: "Spot Preemptible Nvidia Tesla A100 GPU running in Americas", wantGPU: "A100-40GB", wantOK: true},
 		{name: "A100 80GB", in: "Nvidia A100 80GB GPU running in Americas", wantGPU: "A100-80GB", wantOK: true},
 		{name: "H100", in: "Nvidia H100 80GB GPU running in Iowa", wantGPU: "H100-80GB", wantOK: true},
-		{name: "H100 mega", in: "Nvidia H100 80GB Mega GPU running in Iowa", wantGPU: "H100-80GB", wantOK: true},
+		{name: "H100 mega", in: "Nvidia H100 80GB Mega GPU running in Iowa", wantGPU: "H100-80GB", wantAccel: "nvidia-h100-mega-80gb", wantOK: true},
 		{name: "H200", in: "Nvidia H200 141GB GPU running in Belgium", wantGPU: "H200-141GB", wantOK: true},
 		{name: "B200 slice", in: "Nvidia B200 (1 gpu slice) running in Iowa", wantGPU: "B200", wantOK: true},
 		{name: "L4 commitment", in: "Commitment v1: Nvidia L4 GPU running in Americas", wantGPU: "L4", wantOK: true},
@@ -144,7 +150,10 @@ func TestGCPDescription(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, excl, ok := GCPDescription(tt.in)
+			accel, got, excl, ok := GCPDescription(tt.in)
+			if tt.wantAccel != "" && accel != tt.wantAccel {
+				t.Errorf("accelerator = %q, want %q", accel, tt.wantAccel)
+			}
 			if ok != tt.wantOK || excl != tt.wantExcluded || got.Name != tt.wantGPU {
 				t.Fatalf("GCPDescription(%q) = %q, %v, %v; want %q, %v, %v", tt.in, got.Name, excl, ok,
 					tt.wantGPU, tt.wantExcluded, tt.wantOK)
@@ -157,21 +166,22 @@ func TestGCPMachine(t *testing.T) {
 	tests := []struct {
 		name      string
 		in        string
-		wantGPU   string
+		wantAccel string
 		wantCount int
 		wantOK    bool
 	}{
-		{name: "a2 highgpu", in: "a2-highgpu-8g", wantGPU: "A100-40GB", wantCount: 8, wantOK: true},
-		{name: "a2 ultragpu", in: "a2-ultragpu-1g", wantGPU: "A100-80GB", wantCount: 1, wantOK: true},
-		{name: "a3 highgpu", in: "a3-highgpu-1g", wantGPU: "H100-80GB", wantCount: 1, wantOK: true},
-		{name: "g2 48", in: "g2-standard-48", wantGPU: "L4", wantCount: 4, wantOK: true},
+		{name: "a2 highgpu", in: "a2-highgpu-8g", wantAccel: "nvidia-tesla-a100", wantCount: 8, wantOK: true},
+		{name: "a2 ultragpu", in: "a2-ultragpu-1g", wantAccel: "nvidia-a100-80gb", wantCount: 1, wantOK: true},
+		{name: "a3 highgpu", in: "a3-highgpu-1g", wantAccel: "nvidia-h100-80gb", wantCount: 1, wantOK: true},
+		{name: "a3 mega", in: "a3-megagpu-8g", wantAccel: "nvidia-h100-mega-80gb", wantCount: 8, wantOK: true},
+		{name: "g2 48", in: "g2-standard-48", wantAccel: "nvidia-l4", wantCount: 4, wantOK: true},
 		{name: "cpu machine", in: "n2-standard-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := GCPMachine(tt.in)
-			if ok != tt.wantOK || got.GPU.Name != tt.wantGPU || got.Count != tt.wantCount {
-				t.Fatalf("GCPMachine(%q) = %+v, %v", tt.in, got, ok)
+			accel, n, ok := GCPMachine(tt.in)
+			if ok != tt.wantOK || accel != tt.wantAccel || n != tt.wantCount {
+				t.Fatalf("GCPMachine(%q) = %q, %d, %v", tt.in, accel, n, ok)
 			}
 		})
 	}
