@@ -1,0 +1,166 @@
+package placement
+
+import "math"
+
+// repair applies the spread and location rules, then, if it had to change the greedy set, looks
+// for single swaps that make the set cheaper while keeping both rules.
+func (s *selection) repair(minLoc int) {
+	fixed := false
+	for range 4 {
+		a := s.fixSpread()
+		b := s.fixLocations(minLoc)
+		if !a && !b {
+			break
+		}
+		fixed = true
+	}
+	if fixed {
+		s.improve(minLoc)
+	}
+}
+
+// rulesHold reports whether the set keeps the spread rule (as far as it held before: spreadOK)
+// and spans at least minLoc locations (as far as it did before: locs).
+func (s *selection) rulesHold(spreadOK bool, locs, minLoc int) bool {
+	d, n := s.spotDomains()
+	if spreadOK && n >= 2 && d < 2 {
+		return false
+	}
+	return s.locations() >= min(locs, minLoc)
+}
+
+func (s *selection) locations() int {
+	seen := map[string]bool{}
+	for _, sl := range s.slots {
+		seen[s.wp.ix.offers[sl.offer].o.Location] = true
+	}
+	return len(seen)
+}
+
+// improve makes single swaps that lower the set's cost without breaking a rule it keeps.
+func (s *selection) improve(minLoc int) {
+	for range 2 * len(s.slots) {
+		d, n := s.spotDomains()
+		spreadOK, locs := n < 2 || d >= 2, s.locations()
+		if !s.improveOnce(spreadOK, locs, minLoc) {
+			return
+		}
+	}
+}
+
+func (s *selection) improveOnce(spreadOK bool, locs, minLoc int) bool {
+	opts := s.options(nil)
+	for i := range s.slots {
+		sl := s.slots[i]
+		c := s.slotCost(sl)
+		for _, a := range opts {
+			if a.cost >= c-1e-9 {
+				continue
+			}
+			s.remove(i)
+			s.add(a, "")
+			if s.rulesHold(spreadOK, locs, minLoc) {
+				return true
+			}
+			s.remove(len(s.slots) - 1)
+			s.restore(i, sl)
+		}
+	}
+	return false
+}
+
+// restore puts a removed slot back at position i.
+func (s *selection) restore(i int, sl slot) {
+	if sl.replica >= 0 {
+		s.usedInc[sl.replica] = true
+	} else {
+		s.wp.ix.take(sl.offer, 1)
+		for c, oi := range s.wp.cand {
+			if int(oi) == sl.offer {
+				s.newCount[c]++
+				break
+			}
+		}
+	}
+	s.slots = append(s.slots, slot{})
+	copy(s.slots[i+1:], s.slots[i:])
+	s.slots[i] = sl
+}
+
+// hedge adds extra spot replicas while the chance of losing more replicas than the hedge covers
+// within the loss window is above the policy's risk: losses follow a Poisson law with the summed
+// hazards of the set's spot replicas.
+func (s *selection) hedge(need int) {
+	p := s.wp.p
+	if p.MaxHedge <= 0 || len(s.slots) < need || need == 0 {
+		return
+	}
+	lambda := 0.0
+	for _, sl := range s.slots {
+		lambda += s.wp.ix.offers[sl.offer].risk.hazard * s.window.Hours()
+	}
+	for h := 0; h < p.MaxHedge && poissonTail(lambda, h) > p.HedgeRisk; h++ {
+		if s.w.MaxReplicas > 0 && len(s.slots) >= s.w.MaxReplicas {
+			return
+		}
+		o, ok := cheapest(s.options(s.isSpot))
+		if !ok {
+			return
+		}
+		s.add(o, ReasonHedge)
+		lambda += s.wp.ix.offers[s.offerOf(o)].risk.hazard * s.window.Hours()
+	}
+}
+
+// fallback adds non-spot replicas when the set's new spot launches are unlikely enough to cover
+// the replicas still missing: it adds the fewest that make coverage at least as likely as
+// Policy.FallbackConfidence.
+func (s *selection) fallback(need int) {
+	p := s.wp.p
+	if p.DisableFallback {
+		return
+	}
+	cover := 0
+	var chances []float64
+	for _, sl := range s.slots {
+		switch {
+		case sl.replica >= 0:
+			cover++
+		case s.isSpot(sl.offer):
+			chances = append(chances, s.wp.ix.offers[sl.offer].risk.launchChance)
+		default:
+			cover++ // a non-spot launch is taken as sure
+		}
+	}
+	for atLeast(chances, need-cover) < p.FallbackConfidence {
+		o, ok := cheapest(s.options(func(oi int) bool { return !s.isSpot(oi) }))
+		if !ok {
+			return
+		}
+		s.add(o, ReasonFallback)
+		cover++
+	}
+}
+
+// atLeast is the chance that at least k of independent events with the given chances happen.
+func atLeast(chances []float64, k int) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if k > len(chances) {
+		return 0
+	}
+	dist := make([]float64, len(chances)+1) // dist[j]: chance exactly j happened so far
+	dist[0] = 1
+	for i, c := range chances {
+		for j := i + 1; j >= 1; j-- {
+			dist[j] = dist[j]*(1-c) + dist[j-1]*c
+		}
+		dist[0] *= 1 - c
+	}
+	sum := 0.0
+	for j := k; j < len(dist); j++ {
+		sum += dist[j]
+	}
+	return math.Min(1, sum)
+}

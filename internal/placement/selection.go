@@ -1,0 +1,225 @@
+package placement
+
+import "time"
+
+// selection builds a workload's desired set: greedy by comparable cost, then repaired for the
+// spread and location rules, then hedged and backed by fallback capacity.
+type selection struct {
+	wp       *workloadPlanner
+	w        *Workload
+	window   time.Duration
+	slots    []slot
+	usedInc  map[int]bool // replica index → in the set
+	incs     []incumbent
+	newCount []int // per candidate position: new launches chosen on it
+}
+
+func newSelection(wp *workloadPlanner, w *Workload, window time.Duration) *selection {
+	return &selection{wp: wp, w: w, window: window, usedInc: map[int]bool{},
+		newCount: make([]int, len(wp.cand))}
+}
+
+// option is something that can join the set: an incumbent (inc >= 0) or a launch on candidate
+// position cand.
+type option struct {
+	inc  int
+	cand int
+	cost float64
+}
+
+func (s *selection) offerOf(o option) int {
+	if o.inc >= 0 {
+		return s.incs[o.inc].offer
+	}
+	return int(s.wp.cand[o.cand])
+}
+
+// newCost is the comparable cost of a new launch on offer oi for this workload.
+func (s *selection) newCost(oi int) float64 {
+	return rankOf(s.wp.ix.offers[oi].o.PricePerHour, s.wp.ix.offers[oi].risk, s.window, s.wp.p)
+}
+
+// spreadPenalty makes a spot replica in a failure domain that already holds k of the set's spot
+// replicas a little dearer, in proportion to the chance the domain loses them together. With a
+// low hazard it only breaks ties, so cost stays first.
+func (s *selection) spreadPenalty(oi int) float64 {
+	o := &s.wp.ix.offers[oi]
+	if o.o.Market != MarketSpot {
+		return 0
+	}
+	k := 0
+	for _, sl := range s.slots {
+		so := &s.wp.ix.offers[sl.offer]
+		if so.o.Market == MarketSpot && so.domain == o.domain {
+			k++
+		}
+	}
+	return o.o.PricePerHour * s.wp.p.HazardCostWeight * o.risk.hazard * s.window.Hours() * float64(k)
+}
+
+// options lists what can join the set now; accept filters it (nil accepts all).
+func (s *selection) options(accept func(oi int) bool) []option {
+	var out []option
+	for i, in := range s.incs {
+		if s.usedInc[in.replica] || (accept != nil && !accept(in.offer)) {
+			continue
+		}
+		out = append(out, option{inc: i, cand: -1, cost: in.cost + s.spreadPenalty(in.offer)})
+	}
+	for c, oi := range s.wp.cand {
+		if !s.wp.ix.hasRoom(int(oi)) || (accept != nil && !accept(int(oi))) {
+			continue
+		}
+		out = append(out, option{inc: -1, cand: c, cost: s.newCost(int(oi)) + s.spreadPenalty(int(oi))})
+	}
+	return out
+}
+
+func cheapest(opts []option) (option, bool) {
+	if len(opts) == 0 {
+		return option{}, false
+	}
+	best := opts[0]
+	for _, o := range opts[1:] {
+		if o.cost < best.cost {
+			best = o
+		}
+	}
+	return best, true
+}
+
+// add puts an option in the set.
+func (s *selection) add(o option, reason Reason) {
+	if o.inc >= 0 {
+		in := s.incs[o.inc]
+		s.usedInc[in.replica] = true
+		s.slots = append(s.slots, slot{offer: in.offer, replica: in.replica, reason: reason})
+		return
+	}
+	oi := int(s.wp.cand[o.cand])
+	s.newCount[o.cand]++
+	s.wp.ix.take(oi, 1)
+	s.slots = append(s.slots, slot{offer: oi, replica: -1, reason: reason})
+}
+
+// remove takes slot i out of the set.
+func (s *selection) remove(i int) {
+	sl := s.slots[i]
+	if sl.replica >= 0 {
+		delete(s.usedInc, sl.replica)
+	} else {
+		s.wp.ix.take(sl.offer, -1)
+		for c, oi := range s.wp.cand {
+			if int(oi) == sl.offer && s.newCount[c] > 0 {
+				s.newCount[c]--
+				break
+			}
+		}
+	}
+	s.slots = append(s.slots[:i], s.slots[i+1:]...)
+}
+
+// fill adds the cheapest options until the set holds n replicas or nothing is left.
+func (s *selection) fill(incs []incumbent, n int) {
+	s.incs = incs
+	for len(s.slots) < n {
+		o, ok := cheapest(s.options(nil))
+		if !ok {
+			return
+		}
+		s.add(o, "")
+	}
+}
+
+// slotCost is the comparable cost of a slot already in the set.
+func (s *selection) slotCost(sl slot) float64 {
+	if sl.replica >= 0 {
+		for _, in := range s.incs {
+			if in.replica == sl.replica {
+				return in.cost
+			}
+		}
+	}
+	return s.newCost(sl.offer)
+}
+
+func (s *selection) isSpot(oi int) bool { return s.wp.ix.offers[oi].o.Market == MarketSpot }
+
+// spotDomains counts the distinct failure domains of the set's spot replicas, and its spot ones.
+func (s *selection) spotDomains() (domains, spot int) {
+	seen := map[string]bool{}
+	for _, sl := range s.slots {
+		if s.isSpot(sl.offer) {
+			spot++
+			seen[s.wp.ix.offers[sl.offer].domain] = true
+		}
+	}
+	return len(seen), spot
+}
+
+// fixSpread makes sure two or more spot replicas do not share one failure domain when another
+// domain is on offer: it makes the cheapest swap that spreads them (a spot replica in another
+// domain, or non-spot capacity in place of one spot replica).
+func (s *selection) fixSpread() bool {
+	d, n := s.spotDomains()
+	if n < 2 || d >= 2 {
+		return false
+	}
+	var only string
+	for _, sl := range s.slots {
+		if s.isSpot(sl.offer) {
+			only = s.wp.ix.offers[sl.offer].domain
+			break
+		}
+	}
+	alts := s.options(func(oi int) bool {
+		return !s.isSpot(oi) || s.wp.ix.offers[oi].domain != only
+	})
+	return s.bestSwap(alts, func(sl slot) bool { return s.isSpot(sl.offer) })
+}
+
+// fixLocations swaps replicas until the set spans minLoc locations or no swap helps.
+func (s *selection) fixLocations(minLoc int) bool {
+	changed := false
+	for range minLoc {
+		locs := map[string]int{}
+		for _, sl := range s.slots {
+			locs[s.wp.ix.offers[sl.offer].o.Location]++
+		}
+		if len(locs) >= minLoc || len(s.slots) < minLoc {
+			return changed
+		}
+		alts := s.options(func(oi int) bool { return locs[s.wp.ix.offers[oi].o.Location] == 0 })
+		if !s.bestSwap(alts, func(sl slot) bool { return locs[s.wp.ix.offers[sl.offer].o.Location] >= 2 }) {
+			return changed
+		}
+		changed = true
+	}
+	return changed
+}
+
+// bestSwap replaces the removable slot and alternative pair that raises cost least.
+func (s *selection) bestSwap(alts []option, removable func(slot) bool) bool {
+	bi, best, found := -1, option{}, false
+	bestDelta := 0.0
+	for i, sl := range s.slots {
+		if !removable(sl) {
+			continue
+		}
+		c := s.slotCost(sl)
+		for _, a := range alts {
+			if a.inc >= 0 && s.incs[a.inc].replica == sl.replica {
+				continue
+			}
+			if d := a.cost - c; !found || d < bestDelta {
+				bi, best, bestDelta, found = i, a, d, true
+			}
+		}
+	}
+	if !found {
+		return false
+	}
+	s.remove(bi)
+	s.add(best, "")
+	return true
+}

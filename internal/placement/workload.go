@@ -1,0 +1,290 @@
+package placement
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+)
+
+// slot is one replica of a workload's desired set: a replica that runs already (incumbent) or a
+// new launch on an offer.
+type slot struct {
+	offer   int
+	replica int // index in Snapshot.Replicas; -1 for a new launch
+	reason  Reason
+}
+
+// launchItem and drainItem are the pieces a workload's actions are built from.
+type launchItem struct {
+	offer  int
+	reason Reason
+}
+
+type drainItem struct {
+	replica int
+	reason  Reason
+}
+
+// wplan is the plan for one workload before it is turned into actions.
+type wplan struct {
+	w         *Workload
+	need      int
+	desired   []slot
+	kept      []int // live replicas outside the desired set kept until replacements are ready
+	drains    []drainItem
+	shortfall int
+	why       string
+	// live is every launching or ready replica of the workload; reclaimed counts those lost.
+	live      []int
+	reclaimed int
+	// invalid are live replicas whose offer no longer qualifies; approvals are budget cuts below
+	// the minimum that wait for a person.
+	invalid   []int
+	approvals []Action
+}
+
+// target is how many ready replicas w needs.
+func target(w *Workload) int {
+	n := max(w.Demand, w.MinReplicas, 0)
+	if w.MaxReplicas > 0 {
+		n = min(n, w.MaxReplicas)
+	}
+	return n
+}
+
+// lossWindow is how long a lost replica of w stays uncovered: reaction plus cold start.
+func lossWindow(w *Workload, p *Policy) time.Duration { return w.ColdStart + p.ReactionTime }
+
+// workloadPlanner plans one workload against the shared index. Its buffers are reused across
+// workloads.
+type workloadPlanner struct {
+	ix   *index
+	s    *Snapshot
+	p    *Policy
+	now  time.Time
+	cand []int32
+}
+
+// incumbent is a live replica competing to stay in the desired set.
+type incumbent struct {
+	replica int
+	offer   int
+	cost    float64 // comparable cost: effective price less what a move away from it would cost
+	ready   bool
+}
+
+// plan decides w's desired set, what to launch and what to drain. reps are the indices of w's
+// replicas in the snapshot.
+func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
+	ix, p := wp.ix, wp.p
+	out := &wplan{w: w, need: target(w)}
+	window := lossWindow(w, p)
+	var incs []incumbent
+	var invalid []int
+	for _, ri := range reps {
+		r := &wp.s.Replicas[ri]
+		oi, ok := ix.byID[r.Offer]
+		switch {
+		case r.State == StateReclaimed:
+			out.reclaimed++
+			continue
+		case r.State != StateLaunching && r.State != StateReady:
+			continue
+		}
+		out.live = append(out.live, ri)
+		if !ok || !ix.eligible(oi, w) {
+			invalid = append(invalid, ri)
+			continue
+		}
+		incs = append(incs, incumbent{replica: ri, offer: oi, ready: r.State == StateReady,
+			cost: wp.incumbentCost(w, oi, window)})
+	}
+	slices.SortFunc(incs, func(a, b incumbent) int {
+		if a.ready != b.ready {
+			if a.ready {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.replica, b.replica))
+	})
+	limit := out.need + max(p.MaxHedge, 0) + max(w.MinLocations, 0) + 8
+	wp.cand = ix.candidates(wp.cand[:0], w, limit, p)
+	sel := newSelection(wp, w, window)
+	sel.fill(incs, out.need)
+	sel.repair(w.MinLocations)
+	if len(sel.slots) < out.need {
+		out.shortfall = out.need - len(sel.slots)
+		out.why = "not enough eligible capacity"
+	} else if w.MinLocations > 0 && sel.locations() < w.MinLocations {
+		out.shortfall = 0
+		out.why = "not enough eligible locations"
+	}
+	sel.hedge(out.need)
+	sel.fallback(out.need)
+	out.desired = sel.slots
+	out.invalid = invalid
+	wp.assignReasons(out, incs, invalid)
+	wp.settleSurplus(out, invalid, "")
+	return out
+}
+
+// incumbentCost is what keeping a replica on offer oi costs, made comparable with a new launch:
+// its effective price less the one-off cost of moving away (egress of the weights and a cold start
+// at the current price) spread over the payback horizon, less the minimum saving a move must make.
+// During the cooldown after a move an incumbent always stays.
+func (wp *workloadPlanner) incumbentCost(w *Workload, oi int, window time.Duration) float64 {
+	o := wp.ix.offers[oi]
+	eff := o.o.PricePerHour * (1 + wp.p.HazardCostWeight*o.risk.hazard*window.Hours())
+	if !w.LastMoveAt.IsZero() && wp.now.Sub(w.LastMoveAt) < wp.p.Cooldown {
+		return eff - 1e9
+	}
+	egress := 0.0
+	if o.loc != nil {
+		egress = o.loc.EgressPerGB * w.WeightsGB
+	}
+	oneOff := egress + o.o.PricePerHour*w.ColdStart.Hours()
+	return eff - oneOff/wp.p.PaybackHorizon.Hours() - wp.p.MinSavingPerHour
+}
+
+// poissonTail is P(N > k) for N ~ Poisson(lambda).
+func poissonTail(lambda float64, k int) float64 {
+	term := math.Exp(-lambda)
+	cdf := term
+	for i := 1; i <= k; i++ {
+		term *= lambda / float64(i)
+		cdf += term
+	}
+	return max(0, 1-cdf)
+}
+
+// assignReasons labels the new launches of the desired set: replacements of reclaimed replicas
+// first, then of replicas that no longer qualify, then growth; a launch beyond what is missing is
+// a move to a cheaper offer. Non-spot launches standing in for spot a workload allows are
+// fallbacks.
+func (wp *workloadPlanner) assignReasons(out *wplan, incs []incumbent, invalid []int) {
+	missing := max(out.need-len(incs), 0)
+	reclaim := min(out.reclaimed, missing)
+	resid := min(len(invalid), missing-reclaim)
+	spotAllowed := len(out.w.Markets) == 0 || containsMarket(out.w.Markets, MarketSpot)
+	for i := range out.desired {
+		sl := &out.desired[i]
+		if sl.replica >= 0 || sl.reason != "" {
+			continue
+		}
+		switch {
+		case reclaim > 0:
+			sl.reason, reclaim = ReasonReclaim, reclaim-1
+		case resid > 0:
+			sl.reason, resid = ReasonResidency, resid-1
+		case missing-out.reclaimed-len(invalid) > 0 && missing > 0:
+			sl.reason = ReasonDemandUp
+		default:
+			sl.reason = ReasonCheaperOffer
+		}
+		if missing > 0 {
+			missing--
+		}
+		if sl.reason != ReasonCheaperOffer && spotAllowed && !wp.isSpot(sl.offer) {
+			sl.reason = ReasonFallback
+		}
+	}
+}
+
+func containsMarket(ms []Market, m Market) bool {
+	for _, x := range ms {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (wp *workloadPlanner) isSpot(oi int) bool { return wp.ix.offers[oi].o.Market == MarketSpot }
+
+// settleSurplus decides the fate of live replicas outside the desired set. Make-before-break: one
+// is drained only while the ready replicas left after draining it still meet the need; launching
+// ones go first, then the most expensive. The rest are kept until their replacements are ready.
+func (wp *workloadPlanner) settleSurplus(out *wplan, invalid []int, forced Reason) {
+	out.kept, out.drains = out.kept[:0], out.drains[:0]
+	in := map[int]bool{}
+	for _, sl := range out.desired {
+		if sl.replica >= 0 {
+			in[sl.replica] = true
+		}
+	}
+	ready := 0
+	var surplus []int
+	for _, ri := range out.live {
+		if wp.s.Replicas[ri].State == StateReady {
+			ready++
+		}
+		if !in[ri] {
+			surplus = append(surplus, ri)
+		}
+	}
+	wp.sortByPriceDesc(surplus)
+	extra := len(out.live) - len(in) - wp.newSlots(out)
+	for _, ri := range surplus {
+		isReady := wp.s.Replicas[ri].State == StateReady
+		// A ready replica stays while the others cannot meet the need without it; a launching
+		// one stays while the need is not met, since it may be the first to become ready.
+		if (isReady && ready-1 < out.need) || (!isReady && ready < out.need) {
+			out.kept = append(out.kept, ri)
+			continue
+		}
+		if isReady {
+			ready--
+		}
+		reason := ReasonCheaperOffer
+		switch {
+		case forced != "":
+			reason = forced
+		case containsInt(invalid, ri):
+			reason = ReasonResidency
+		case extra > 0:
+			reason = ReasonDemandDown
+		}
+		extra--
+		out.drains = append(out.drains, drainItem{replica: ri, reason: reason})
+	}
+}
+
+func (wp *workloadPlanner) newSlots(out *wplan) int {
+	n := 0
+	for _, sl := range out.desired {
+		if sl.replica < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (wp *workloadPlanner) sortByPriceDesc(reps []int) {
+	price := func(ri int) float64 {
+		if oi, ok := wp.ix.byID[wp.s.Replicas[ri].Offer]; ok {
+			return wp.ix.offers[oi].o.PricePerHour
+		}
+		return math.Inf(1)
+	}
+	slices.SortStableFunc(reps, func(a, b int) int {
+		ra, rb := wp.s.Replicas[a].State == StateReady, wp.s.Replicas[b].State == StateReady
+		if ra != rb { // launching replicas go first: draining them loses no ready capacity
+			if !ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(price(b), price(a)), cmp.Compare(a, b))
+	})
+}
