@@ -1,0 +1,64 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// Publisher publishes events to JetStream with Nats-Msg-Id set from the event id, so a fact
+// published twice within the duplicate window is stored once.
+type Publisher struct {
+	js jetstream.JetStream
+}
+
+// NewPublisher returns a publisher over js.
+func NewPublisher(js jetstream.JetStream) *Publisher { return &Publisher{js: js} }
+
+// Publish encodes e and waits until JetStream has stored it (or dropped it as a duplicate).
+func (p *Publisher) Publish(ctx context.Context, e events.Event) error {
+	msg, err := message(e)
+	if err != nil {
+		return err
+	}
+	if _, err := p.js.PublishMsg(ctx, msg, jetstream.WithMsgID(e.Header().ID)); err != nil {
+		return fmt.Errorf("publishing %s %s to %s: %w", e.EventType(), e.Header().ID, msg.Subject, err)
+	}
+	return nil
+}
+
+// PublishAsync encodes e and sends it without waiting for the store's acknowledgement; call Flush
+// to wait for every pending one. For sources that publish many events at once.
+func (p *Publisher) PublishAsync(e events.Event) (jetstream.PubAckFuture, error) {
+	msg, err := message(e)
+	if err != nil {
+		return nil, err
+	}
+	f, err := p.js.PublishMsgAsync(msg, jetstream.WithMsgID(e.Header().ID))
+	if err != nil {
+		return nil, fmt.Errorf("publishing %s %s to %s: %w", e.EventType(), e.Header().ID, msg.Subject, err)
+	}
+	return f, nil
+}
+
+// Flush waits until every asynchronous publish is acknowledged, or ctx ends.
+func (p *Publisher) Flush(ctx context.Context) error {
+	select {
+	case <-p.js.PublishAsyncComplete():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for %d pending publishes: %w", p.js.PublishAsyncPending(), ctx.Err())
+	}
+}
+
+func message(e events.Event) (*nats.Msg, error) {
+	data, err := events.Encode(e)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", e.EventType(), err)
+	}
+	return &nats.Msg{Subject: e.Subject(), Data: data, Header: nats.Header{}}, nil
+}
