@@ -112,9 +112,11 @@ func (s *selection) hedge(need int) {
 	}
 }
 
-// fallback adds non-spot replicas when the set's new spot launches are unlikely enough to cover
-// the replicas still missing: it adds the fewest that make coverage at least as likely as
-// Policy.FallbackConfidence.
+// fallback backs the set's new spot launches when they are unlikely enough to cover the
+// replicas still missing: it adds launches, cheapest effective price first, on spot offers not yet
+// tried by this set (independent chances) or on non-spot capacity (taken as sure), until coverage
+// is at least as likely as Policy.FallbackConfidence. Launches that turn out not to be needed are
+// drained once the need is met.
 func (s *selection) fallback(need int) {
 	p := s.wp.p
 	if p.DisableFallback {
@@ -122,23 +124,31 @@ func (s *selection) fallback(need int) {
 	}
 	cover := 0
 	var chances []float64
+	tried := map[int]bool{}
 	for _, sl := range s.slots {
 		switch {
 		case sl.replica >= 0:
 			cover++
 		case s.isSpot(sl.offer):
 			chances = append(chances, s.wp.ix.offers[sl.offer].risk.launchChance)
+			tried[sl.offer] = true
 		default:
 			cover++ // a non-spot launch is taken as sure
 		}
 	}
 	for atLeast(chances, need-cover) < p.FallbackConfidence {
-		o, ok := cheapest(s.options(func(oi int) bool { return !s.isSpot(oi) }))
+		o, ok := cheapest(s.options(func(oi int) bool { return !s.isSpot(oi) || !tried[oi] }))
 		if !ok {
 			return
 		}
 		s.add(o, ReasonFallback)
-		cover++
+		oi := s.offerOf(o)
+		if o.inc >= 0 || !s.isSpot(oi) {
+			cover++
+			continue
+		}
+		tried[oi] = true
+		chances = append(chances, s.wp.ix.offers[oi].risk.launchChance)
 	}
 }
 

@@ -21,7 +21,7 @@ type Policy struct {
 	HazardHalfLife time.Duration
 	// PriorHazardPerHour is the preemption hazard (per instance-hour) assumed for a spot offer with
 	// no history; PriorExposure is how much survival time that prior is worth, so a few real
-	// observations outweigh it. Defaults 0.05 per hour and 4h.
+	// observations outweigh it. Defaults 0.02 per hour and 1h.
 	PriorHazardPerHour float64
 	PriorExposure      time.Duration
 	// CapacityHalfLife is the half-life of the evidence that an offer is out of capacity (a failed
@@ -64,8 +64,8 @@ func DefaultPolicy() Policy {
 		PaybackHorizon:     6 * time.Hour,
 		Cooldown:           30 * time.Minute,
 		HazardHalfLife:     2 * time.Hour,
-		PriorHazardPerHour: 0.05,
-		PriorExposure:      4 * time.Hour,
+		PriorHazardPerHour: 0.02,
+		PriorExposure:      time.Hour,
 		CapacityHalfLife:   10 * time.Minute,
 		MinLaunchChance:    0.2,
 		HoldBonus:          0.1,

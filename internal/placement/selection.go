@@ -158,8 +158,9 @@ func (s *selection) spotDomains() (domains, spot int) {
 }
 
 // fixSpread makes sure two or more spot replicas do not share one failure domain when another
-// domain is on offer: it makes the cheapest swap that spreads them (a spot replica in another
-// domain, or non-spot capacity in place of one spot replica).
+// domain is on offer: it makes the cheapest swap of a new spot launch that spreads them (a spot
+// launch in another domain, or non-spot capacity in its place). Running replicas are not moved
+// for spread alone: a move costs a cold start, and hedging answers the risk they carry.
 func (s *selection) fixSpread() bool {
 	d, n := s.spotDomains()
 	if n < 2 || d >= 2 {
@@ -172,10 +173,12 @@ func (s *selection) fixSpread() bool {
 			break
 		}
 	}
-	alts := s.options(func(oi int) bool {
-		return !s.isSpot(oi) || s.wp.ix.offers[oi].domain != only
-	})
-	return s.bestSwap(alts, func(sl slot) bool { return s.isSpot(sl.offer) })
+	other := func(oi int) bool { return s.isSpot(oi) && s.wp.ix.offers[oi].domain != only }
+	if len(s.options(other)) == 0 {
+		return false // no other domain on offer: one domain is all there is
+	}
+	alts := s.options(func(oi int) bool { return !s.isSpot(oi) || other(oi) })
+	return s.bestSwap(alts, func(sl slot) bool { return sl.replica < 0 && s.isSpot(sl.offer) })
 }
 
 // fixLocations swaps replicas until the set spans minLoc locations or no swap helps.
