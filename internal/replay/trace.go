@@ -103,9 +103,9 @@ func number(raw json.RawMessage) (json.Number, bool) {
 // ErrMalformedTrace marks a zone file that is not a valid trace.
 var ErrMalformedTrace = errors.New("malformed trace")
 
-// maxSamples bounds a zone file's length (a year of 1 s samples) so a hostile file cannot ask for
-// an absurd expansion.
-const maxSamples = 366 * 24 * 3600
+// maxTicks bounds a zone's expanded length (over three years of 30 s ticks) so that a hostile
+// file cannot ask for an absurd expansion.
+const maxTicks = 1 << 22
 
 // ParseZone decodes one zone file and expands it to ticks: each sample is repeated
 // gap_seconds/TickSeconds times.
@@ -135,8 +135,8 @@ func ParseZone(name string, data []byte, opts LoadOptions) (Zone, error) {
 		return Zone{}, err
 	}
 	repeat := gap / opts.TickSeconds
-	if len(samples) > maxSamples/repeat {
-		return Zone{}, fmt.Errorf("%w: %d samples of %d ticks each is longer than a year", ErrMalformedTrace, len(samples), repeat)
+	if len(samples) > maxTicks/repeat {
+		return Zone{}, fmt.Errorf("%w: %d samples of %d ticks each exceed the %d-tick limit", ErrMalformedTrace, len(samples), repeat, maxTicks)
 	}
 	z := Zone{Name: name, Capacity: make([]int, 0, len(samples)*repeat)}
 	for _, c := range samples {
