@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -128,6 +129,21 @@ func TestSpotHedgeAcrossSeeds(t *testing.T) {
 			if math.Abs(res[0].AvailabilityPct-w[0]) > 1 || math.Abs(res[0].CostPct-w[1]) > 1 {
 				t.Errorf("%s seed %d: %.1f%% / %.1f%%, peer %.1f%% / %.1f%%", name, seed, res[0].AvailabilityPct, res[0].CostPct, w[0], w[1])
 			}
+		}
+	}
+}
+
+// TestDrawnWindowsArePeers: --seed 0 without --offsets draws the peer's windows on both traces.
+func TestDrawnWindowsArePeers(t *testing.T) {
+	for _, name := range []string{"AWS1", "AWS2"} {
+		cfg := peerConfig(t)
+		cfg.Offsets = nil
+		got, err := WindowOffsets(loadSkyServe(t, name), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, peerOffsets) {
+			t.Errorf("%s: drawn offsets %v, want the peer's %v", name, got, peerOffsets)
 		}
 	}
 }

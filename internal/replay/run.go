@@ -3,7 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"math"
 )
 
 // Config is one comparison: the rules and the windows every policy is replayed on.
@@ -29,7 +29,8 @@ type Result struct {
 }
 
 // WindowOffsets returns the windows' first ticks: cfg.Offsets checked against the trace, or
-// cfg.Windows offsets drawn uniformly from [0, L-T) with cfg.Seed.
+// cfg.Windows offsets drawn uniformly from [0, L-T) with cfg.Seed as the SkyServe artifact draws
+// them (NumPy's legacy generator), so seed 0 gives the peer's windows.
 func WindowOffsets(tr *Trace, cfg Config) ([]int, error) {
 	span := tr.Len - cfg.Rules.Window
 	if span < 1 {
@@ -47,10 +48,13 @@ func WindowOffsets(tr *Trace, cfg Config) ([]int, error) {
 	if cfg.Windows < 1 {
 		return nil, fmt.Errorf("windows must be at least 1, got %d", cfg.Windows)
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x77696e646f7773))
+	if cfg.Seed > math.MaxUint32 {
+		return nil, fmt.Errorf("seed %d is too large: windows are drawn with a 32-bit seed (0 to %d)", cfg.Seed, uint32(math.MaxUint32))
+	}
+	rng := newMT19937(uint32(cfg.Seed))
 	offsets := make([]int, cfg.Windows)
 	for i := range offsets {
-		offsets[i] = rng.IntN(span)
+		offsets[i] = rng.intN(span)
 	}
 	return offsets, nil
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/replay"
+)
+
+// newReplayCmd is `arbiter replay`: the trace-replay benchmark of placement policies under the
+// SkyServe simulation's rules (../shared/REPLAY.md). It only parses flags; replay.Run does the work.
+func newReplayCmd() *cobra.Command {
+	o := replay.DefaultOptions()
+	var offsets string
+	cmd := &cobra.Command{
+		Use:   "replay --trace DIR --policy LIST",
+		Short: "Compare placement policies on a recorded spot-capacity trace",
+		Long: "Replays a spot-capacity trace (a folder with one JSON file per zone) through each policy on the\n" +
+			"same windows, under the SkyServe (EuroSys'25) simulation rules, and prints each policy's\n" +
+			"availability and cost as a percentage of running the target on on-demand.\n\n" +
+			"Policies: " + strings.Join(replay.PolicyNames(), ", ") + ". Append :E to give a policy its own\n" +
+			"number of extra spot replicas, e.g. even-spread:0,even-spread:1.",
+		Example: "  arbiter replay --trace ../shared/data/traces/skyserve/AWS1 --policy spothedge,optimal \\\n" +
+			"    --offsets 2732,10799,9845,19648,13123,21243,9225,24275,20757,22258 --output json",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := parseOffsets(offsets)
+			if err != nil {
+				return err
+			}
+			if list != nil && cmd.Flags().Changed("windows") && len(list) != o.Windows {
+				return fmt.Errorf("--windows %d but --offsets lists %d windows: give one or the other", o.Windows, len(list))
+			}
+			o.Offsets = list
+			return replay.Run(cmd.Context(), o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.TraceDir, "trace", "", "folder with one {\"metadata\":{\"gap_seconds\":N},\"data\":[...]} file per zone (required)")
+	f.BoolVar(&o.BinaryCapacity, "binary-capacity", false, "read 1 as available with unlimited capacity and 0 as none (0/1 traces)")
+	f.StringVar(&o.Policies, "policy", "", "comma-separated policies to compare (required): "+strings.Join(replay.PolicyNames(), ", "))
+	f.IntVar(&o.Target, "target", o.Target, "replicas that must be ready")
+	f.IntVar(&o.Extra, "extra", o.Extra, "extra spot replicas the baselines and SpotHedge keep")
+	f.DurationVar(&o.ColdStart, "cold-start", o.ColdStart, "time from launch to ready (rounded up to whole ticks)")
+	f.DurationVar(&o.Tick, "tick", o.Tick, "simulation tick; each trace file's gap_seconds must be a multiple of it")
+	f.DurationVar(&o.Window, "window", o.Window, "length of one window (cut to whole ticks)")
+	f.IntVar(&o.Windows, "windows", o.Windows, "windows to draw from --seed when --offsets is not given")
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed for drawn windows and the policies' random choices")
+	f.StringVar(&offsets, "offsets", "", "comma-separated window starts in ticks, instead of drawing them")
+	f.Float64Var(&o.ODPriceRatio, "od-price-ratio", o.ODPriceRatio, "on-demand price in units of the spot price")
+	f.StringVar(&o.Output, "output", o.Output, "output format: table or json")
+	_ = cmd.MarkFlagRequired("trace")
+	_ = cmd.MarkFlagRequired("policy")
+	return cmd
+}
+
+// parseOffsets reads --offsets; empty means "draw them".
+func parseOffsets(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, item := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(item))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--offsets: %q is not a tick number >= 0", item)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
