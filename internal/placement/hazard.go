@@ -38,46 +38,53 @@ func decayedSpan(endAge, lived, halfLife time.Duration) float64 {
 }
 
 // estimateRisk turns an offer's observations and the replicas running on it into a hazard and a
-// launch chance. Only spot offers are reclaimable; other markets get zero hazard and a launch
-// chance that only failed launches lower.
+// launch chance. Only spot offers are reclaimable; other markets get zero hazard.
+//
+// The launch chance is a Beta estimate over decayed evidence: launches that got capacity and the
+// replicas launched there (successes), against launches that failed and preemptions (failures),
+// with one pseudo-observation of each, so an offer never tried starts at one half and a recent
+// failure outweighs an old success.
 func estimateRisk(o *Offer, running []time.Time, p *Policy, now time.Time) offerRisk {
-	spot := o.Market == MarketSpot
 	events, exposure := 0.0, 0.0
-	noCap := 0.0 // strongest recent evidence of no capacity, in [0,1]
-	held := len(running) > 0
+	succ, fail := 0.0, 0.0
 	for _, ob := range o.History {
 		age := now.Sub(ob.At)
 		if age < 0 {
 			continue // a fact from the future is ignored: the planner only knows the past
 		}
 		n := float64(max(ob.Count, 1))
+		w := n * decay(age, p.CapacityHalfLife)
 		switch ob.Kind {
 		case ObsPreempted:
 			events += n * decay(age, p.HazardHalfLife)
 			exposure += n * decayedSpan(age, ob.Lived, p.HazardHalfLife)
-			noCap = max(noCap, decay(age, p.CapacityHalfLife))
+			fail += w
 		case ObsEnded:
 			exposure += n * decayedSpan(age, ob.Lived, p.HazardHalfLife)
 		case ObsLaunchFailed:
-			noCap = max(noCap, decay(age, p.CapacityHalfLife))
+			fail += w
 		case ObsLaunched:
-			if age <= p.CapacityHalfLife {
-				held = true
-			}
+			succ += w
 		}
 	}
 	for _, since := range running {
 		exposure += decayedSpan(0, now.Sub(since), p.HazardHalfLife)
+		succ += decay(now.Sub(since), p.CapacityHalfLife)
 	}
-	r := offerRisk{held: held, launchChance: 1 - noCap}
-	if spot {
+	r := offerRisk{held: len(running) > 0, launchChance: (1 + succ) / (2 + succ + fail)}
+	if o.Market != MarketSpot || o.Capacity > 0 {
+		// Non-spot capacity, and spot the provider says has room, is taken as there unless
+		// launches failed.
+		r.launchChance = 1 - fail/(1+fail)
+	}
+	if o.Market == MarketSpot {
 		prior := p.PriorExposure.Hours()
 		r.hazard = (p.PriorHazardPerHour*prior + events) / (prior + exposure)
 	}
 	if o.Availability > 0 {
 		r.launchChance *= o.Availability
 	}
-	if held {
+	if r.held {
 		r.launchChance = min(1, r.launchChance+p.HoldBonus)
 	}
 	return r

@@ -88,18 +88,15 @@ func (s *selection) restore(i int, sl slot) {
 }
 
 // hedge adds extra spot replicas while the chance of losing more replicas than the hedge covers
-// within the loss window is above the policy's risk: losses follow a Poisson law with the summed
-// hazards of the set's spot replicas.
+// within the loss window is above Policy.HedgeRisk. Losses are modelled per failure domain: a
+// domain is reclaimed with the chance its hazard gives over the window and takes all the set's
+// replicas in it, since capacity drops hit a zone's instances together.
 func (s *selection) hedge(need int) {
 	p := s.wp.p
 	if p.MaxHedge <= 0 || len(s.slots) < need || need == 0 {
 		return
 	}
-	lambda := 0.0
-	for _, sl := range s.slots {
-		lambda += s.wp.ix.offers[sl.offer].risk.hazard * s.window.Hours()
-	}
-	for h := 0; h < p.MaxHedge && poissonTail(lambda, h) > p.HedgeRisk; h++ {
+	for h := 0; h < p.MaxHedge && s.lossTail(h) > p.HedgeRisk; h++ {
 		if s.w.MaxReplicas > 0 && len(s.slots) >= s.w.MaxReplicas {
 			return
 		}
@@ -108,8 +105,46 @@ func (s *selection) hedge(need int) {
 			return
 		}
 		s.add(o, ReasonHedge)
-		lambda += s.wp.ix.offers[s.offerOf(o)].risk.hazard * s.window.Hours()
 	}
+}
+
+// lossTail is the chance of losing more than h of the set's replicas within the loss window.
+func (s *selection) lossTail(h int) float64 {
+	type dom struct {
+		p float64
+		k int
+	}
+	var doms []dom
+	at := map[string]int{}
+	for _, sl := range s.slots {
+		o := &s.wp.ix.offers[sl.offer]
+		if o.o.Market != MarketSpot {
+			continue
+		}
+		pl := 1 - math.Exp(-o.risk.hazard*s.window.Hours())
+		i, ok := at[o.domain]
+		if !ok {
+			i = len(doms)
+			at[o.domain] = i
+			doms = append(doms, dom{})
+		}
+		doms[i].k++
+		doms[i].p = max(doms[i].p, pl)
+	}
+	dist := []float64{1} // dist[j]: chance of losing exactly j so far
+	for _, d := range doms {
+		next := make([]float64, len(dist)+d.k)
+		for j, q := range dist {
+			next[j] += q * (1 - d.p)
+			next[j+d.k] += q * d.p
+		}
+		dist = next
+	}
+	tail := 0.0
+	for j := h + 1; j < len(dist); j++ {
+		tail += dist[j]
+	}
+	return tail
 }
 
 // fallback backs the set's new spot launches when they are unlikely enough to cover the

@@ -10,8 +10,8 @@ func TestPlanLaunchesCheapestSpreadSpot(t *testing.T) {
 	s := Snapshot{
 		Locations: []Location{{ID: "a", Zone: "a"}, {ID: "b", Zone: "b"}},
 		Offers: []Offer{
-			{ID: "a-spot", Location: "a", InstanceType: "p3", GPUModel: "V100", GPUCount: 1, Market: MarketSpot, PricePerHour: 1},
-			{ID: "b-spot", Location: "b", InstanceType: "p3", GPUModel: "V100", GPUCount: 1, Market: MarketSpot, PricePerHour: 1.1},
+			{ID: "a-spot", Location: "a", InstanceType: "p3", GPUModel: "V100", GPUCount: 1, Market: MarketSpot, PricePerHour: 1, Capacity: 5},
+			{ID: "b-spot", Location: "b", InstanceType: "p3", GPUModel: "V100", GPUCount: 1, Market: MarketSpot, PricePerHour: 1.1, Capacity: 5},
 			{ID: "a-od", Location: "a", InstanceType: "p3", GPUModel: "V100", GPUCount: 1, Market: MarketOnDemand, PricePerHour: 3},
 		},
 		Workloads: []Workload{{ID: "w", GPUModels: []string{"V100"}, MinReplicas: 3, ColdStart: 2 * time.Minute}},

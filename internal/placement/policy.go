@@ -24,14 +24,15 @@ type Policy struct {
 	// observations outweigh it. Defaults 0.02 per hour and 1h.
 	PriorHazardPerHour float64
 	PriorExposure      time.Duration
-	// CapacityHalfLife is the half-life of the evidence that an offer is out of capacity (a failed
-	// launch or a preemption): the chance a launch there succeeds recovers with it. Default 10m.
+	// CapacityHalfLife is the half-life of the evidence about an offer's capacity (launches that
+	// failed or got capacity, preemptions, replicas running there): the chance a launch succeeds
+	// is a Beta estimate over that decayed evidence, so it follows the market. Default 10m.
 	CapacityHalfLife time.Duration
 	// MinLaunchChance is the chance of finding capacity below which a spot offer is not tried at
 	// all. Default 0.2.
 	MinLaunchChance float64
-	// HoldBonus is the extra chance of finding capacity credited to an offer that holds or recently
-	// held our instances (capacity seen is capacity likely still there). Default 0.1.
+	// HoldBonus is the extra chance of finding capacity credited to an offer that holds our
+	// replicas now (capacity seen is capacity likely still there). Default 0.1.
 	HoldBonus float64
 
 	// ReactionTime is the time between a loss and the planner's reaction (the replay tick).
@@ -39,7 +40,8 @@ type Policy struct {
 	// launch. Default 30s.
 	ReactionTime time.Duration
 	// HedgeRisk is the chance, over that window, of losing a ready replica the workload needs above
-	// which the planner holds an extra spot replica (hedge) on another failure domain. Default 0.02.
+	// which the planner holds an extra spot replica (hedge). Default 0.005: a loss uncovered for a
+	// cold start costs minutes of availability, so even a small risk is worth a replica.
 	HedgeRisk float64
 	// MaxHedge caps the extra spot replicas per workload. Default 1; negative disables hedging.
 	MaxHedge int
@@ -50,7 +52,7 @@ type Policy struct {
 
 	// FallbackConfidence is how sure the planner must be that pending spot launches will cover the
 	// target within the cold start; below it the shortfall is covered with on-demand at once.
-	// Default 0.8.
+	// Default 0.95.
 	FallbackConfidence float64
 	// DisableFallback stops the planner from using on-demand (or reserved) capacity to stand in
 	// for spot that is short.
@@ -70,10 +72,10 @@ func DefaultPolicy() Policy {
 		MinLaunchChance:    0.2,
 		HoldBonus:          0.1,
 		ReactionTime:       30 * time.Second,
-		HedgeRisk:          0.02,
+		HedgeRisk:          0.005,
 		MaxHedge:           1,
 		HazardCostWeight:   1,
-		FallbackConfidence: 0.8,
+		FallbackConfidence: 0.95,
 	}
 }
 
