@@ -68,7 +68,7 @@ type notice struct {
 
 // seenNotice is what the tracker remembers of one notice.
 type seenNotice struct {
-	at        time.Time // event time, fixed the first time the notice is seen
+	lastSeen  time.Time // by the local clock: a notice no longer reported is forgotten after keep
 	event     *events.CapacityReclaimed
 	published bool
 }
@@ -79,7 +79,7 @@ type seenNotice struct {
 type tracker struct {
 	pub    Publisher
 	now    func() time.Time
-	keep   time.Duration // how long a notice is remembered after its deadline
+	keep   time.Duration // how long a notice is remembered after it was last reported
 	logger *slog.Logger
 
 	mu   sync.Mutex
@@ -101,9 +101,9 @@ func (t *tracker) report(ctx context.Context, n notice) (*events.CapacityReclaim
 	s, ok := t.seen[n.key]
 	if !ok {
 		s = &seenNotice{event: t.event(n, now)}
-		s.at = s.event.At
 		t.seen[n.key] = s
 	}
+	s.lastSeen = now
 	if s.published {
 		return s.event, false, nil
 	}
@@ -144,10 +144,12 @@ func (t *tracker) forget(key string) {
 	delete(t.seen, key)
 }
 
-// pruneLocked bounds the seen-set: a notice long past its deadline cannot come back.
+// pruneLocked bounds the seen-set. A notice is forgotten only after its source stopped
+// reporting it for keep (an hour, longer than any redelivery or polling gap), so an old notice
+// delivered late is still deduplicated.
 func (t *tracker) pruneLocked(now time.Time) {
 	for k, s := range t.seen {
-		if s.published && now.Sub(s.event.Deadline) > t.keep {
+		if s.published && now.Sub(s.lastSeen) > t.keep {
 			delete(t.seen, k)
 		}
 	}
