@@ -126,7 +126,9 @@ func (w *simWorld) held(zone int) int {
 	return n
 }
 
-func simTime(t int) time.Time { return time.Unix(1_700_000_000, 0).UTC().Add(time.Duration(t) * simTick) }
+func simTime(t int) time.Time {
+	return time.Unix(1_700_000_000, 0).UTC().Add(time.Duration(t) * simTick)
+}
 
 // clamp applies zone capacities at tick t: the newest instances beyond capacity are lost.
 func (w *simWorld) clamp(t int) {

@@ -225,7 +225,6 @@ func (wp *workloadPlanner) settleSurplus(out *wplan, invalid []int, forced Reaso
 		}
 	}
 	wp.sortByPriceDesc(surplus)
-	extra := len(out.live) - len(in) - wp.newSlots(out)
 	for _, ri := range surplus {
 		isReady := wp.s.Replicas[ri].State == StateReady
 		// A ready replica stays while the others cannot meet the need without it; a launching
@@ -237,18 +236,27 @@ func (wp *workloadPlanner) settleSurplus(out *wplan, invalid []int, forced Reaso
 		if isReady {
 			ready--
 		}
-		reason := ReasonCheaperOffer
-		switch {
-		case forced != "":
-			reason = forced
-		case containsInt(invalid, ri):
-			reason = ReasonResidency
-		case extra > 0:
-			reason = ReasonDemandDown
-		}
-		extra--
-		out.drains = append(out.drains, drainItem{replica: ri, reason: reason})
+		out.drains = append(out.drains, drainItem{replica: ri, reason: wp.drainReason(out, ri, invalid, forced)})
 	}
+}
+
+// drainReason says why a surplus replica goes: it no longer qualifies (residency), a budget asked
+// (forced), a newer replica of the desired set took its place (cheaper_offer), or fewer replicas
+// are needed (demand_down).
+func (wp *workloadPlanner) drainReason(out *wplan, ri int, invalid []int, forced Reason) Reason {
+	switch {
+	case containsInt(invalid, ri):
+		return ReasonResidency
+	case forced != "":
+		return forced
+	}
+	since := wp.s.Replicas[ri].Since
+	for _, sl := range out.desired {
+		if sl.replica < 0 || wp.s.Replicas[sl.replica].Since.After(since) {
+			return ReasonCheaperOffer
+		}
+	}
+	return ReasonDemandDown
 }
 
 func (wp *workloadPlanner) newSlots(out *wplan) int {
