@@ -51,6 +51,7 @@ func (o Options) Config() (Config, error) {
 			Target: o.Target, Extra: o.Extra, ODRatio: o.ODPriceRatio,
 			ColdStart: int((o.ColdStart + o.Tick - 1) / o.Tick),
 			Window:    int(o.Window / o.Tick),
+			Tick:      o.Tick,
 		},
 		Offsets: o.Offsets, Windows: o.Windows, Seed: o.Seed,
 	}

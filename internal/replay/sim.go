@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"time"
 )
 
 // Rules are the fixed parameters of one replay, shared by every policy compared.
@@ -16,6 +17,17 @@ type Rules struct {
 	Window int
 	// ODRatio is the price of one on-demand instance in units of one spot instance.
 	ODRatio float64
+	// Tick is the length of one tick, for policies that reason in time (the planner); the
+	// replay itself counts ticks. Zero means 30 s.
+	Tick time.Duration
+}
+
+// TickLength is the tick as a duration, 30 s when unset.
+func (r Rules) TickLength() time.Duration {
+	if r.Tick <= 0 {
+		return 30 * time.Second
+	}
+	return r.Tick
 }
 
 func (r Rules) validate() error {
