@@ -69,16 +69,41 @@ func newBursar(env Env) (Policy, error) {
 
 func (b *bursar) Decide(obs *Observation) Decision {
 	t := obs.Tick
-	if t > 0 {
+	if t == 0 {
+		b.warmUp(obs.Past)
+	} else {
 		b.reconcile(obs.Held[t-1], t-1)
 	}
-	plan := placement.Plan(b.snapshot(t), b.policy, b.at(t))
-	b.apply(plan, t)
+	b.apply(placement.Plan(b.snapshot(t), b.policy, b.at(t)), t)
 	d := Decision{Spot: make([]int, len(b.zones)), OnDemand: len(b.live[len(b.zones)])}
 	for z := range b.zones {
 		d.Spot[z] = len(b.live[z])
 	}
 	return d
+}
+
+// warmUp lets the planner learn from the market before the window, as a running service would
+// have: it plans over the last bursarMemory of past ticks under the same clamp, keeps what it
+// observed (failed launches, preemptions, survival) and then starts the window with nothing held,
+// like every other policy.
+func (b *bursar) warmUp(past [][]int) {
+	n := min(len(past), int(bursarMemory/b.rules.TickLength()))
+	for s := -n; s < 0; s++ {
+		b.apply(placement.Plan(b.snapshot(s), b.policy, b.at(s)), s)
+		held := make([]int, len(b.zones))
+		for z := range held {
+			held[z] = min(len(b.live[z]), past[len(past)+s][z])
+		}
+		b.reconcile(held, s)
+	}
+	for i := range b.live {
+		for _, in := range b.live[i] {
+			if i < len(b.zones) {
+				b.history[i] = append(b.history[i], placement.Observation{At: b.at(0), Kind: placement.ObsEnded, Lived: b.lived(in, 0)})
+			}
+		}
+		b.live[i] = nil
+	}
 }
 
 func (b *bursar) at(t int) time.Time {

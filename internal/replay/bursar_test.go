@@ -56,3 +56,40 @@ func TestBursarOnSteadyMarket(t *testing.T) {
 		t.Errorf("bursar: %.1f%% available at %.1f%% of on-demand; want 100%% below 100%%", got.AvailabilityPct, got.CostPct)
 	}
 }
+
+// TestBursarWarmUp: the planner learns from the market before the window but starts the window
+// holding nothing, like every other policy.
+func TestBursarWarmUp(t *testing.T) {
+	p, err := newBursar(Env{Zones: []string{"a", "b"}, Rules: Rules{Target: 2, Extra: 1, ColdStart: 2, Window: 10, ODRatio: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.(*bursar)
+	past := make([][]int, 50)
+	for s := range past {
+		past[s] = []int{0, 5} // zone a never has room
+	}
+	b.warmUp(past)
+	for i, l := range b.live {
+		if len(l) != 0 {
+			t.Errorf("source %d holds %d instances after the warm-up, want none", i, len(l))
+		}
+	}
+	seen := 0
+	for _, h := range b.history {
+		for _, ob := range h {
+			seen++
+			if ob.At.After(b.at(0)) {
+				t.Errorf("observation %+v is after the window's start", ob)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("the warm-up observed nothing")
+	}
+	for _, ob := range b.history[0] {
+		if ob.Kind != placement.ObsLaunchFailed {
+			t.Errorf("zone a (never any room) shows %s, want only failed launches", ob.Kind)
+		}
+	}
+}
