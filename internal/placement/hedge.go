@@ -7,7 +7,7 @@ import "math"
 func (s *selection) repair(minLoc int) {
 	fixed := false
 	for range 4 {
-		a := s.fixSpread()
+		a := s.fixSpread(minLoc)
 		b := s.fixLocations(minLoc)
 		if !a && !b {
 			break

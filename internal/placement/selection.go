@@ -1,6 +1,10 @@
 package placement
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // selection builds a workload's desired set: greedy by comparable cost, then repaired for the
 // spread and location rules, then hedged and backed by fallback capacity.
@@ -158,10 +162,10 @@ func (s *selection) spotDomains() (domains, spot int) {
 }
 
 // fixSpread makes sure two or more spot replicas do not share one failure domain when another
-// domain is on offer: it makes the cheapest swap of a new spot launch that spreads them (a spot
-// launch in another domain, or non-spot capacity in its place). Running replicas are not moved
+// domain is on offer: it makes the cheapest swap of a new spot launch for a spot launch in another
+// domain (improve may then trade spot for cheaper non-spot capacity). Running replicas are not moved
 // for spread alone: a move costs a cold start, and hedging answers the risk they carry.
-func (s *selection) fixSpread() bool {
+func (s *selection) fixSpread(minLoc int) bool {
 	d, n := s.spotDomains()
 	if n < 2 || d >= 2 {
 		return false
@@ -177,8 +181,9 @@ func (s *selection) fixSpread() bool {
 	if len(s.options(other)) == 0 {
 		return false // no other domain on offer: one domain is all there is
 	}
-	alts := s.options(func(oi int) bool { return !s.isSpot(oi) || other(oi) })
-	return s.bestSwap(alts, func(sl slot) bool { return sl.replica < 0 && s.isSpot(sl.offer) })
+	locs := s.locations()
+	return s.bestSwap(s.options(other), func(sl slot) bool { return sl.replica < 0 && s.isSpot(sl.offer) },
+		func() bool { return s.locations() >= min(locs, minLoc) })
 }
 
 // fixLocations swaps replicas until the set spans minLoc locations or no swap helps.
@@ -193,7 +198,10 @@ func (s *selection) fixLocations(minLoc int) bool {
 			return changed
 		}
 		alts := s.options(func(oi int) bool { return locs[s.wp.ix.offers[oi].o.Location] == 0 })
-		if !s.bestSwap(alts, func(sl slot) bool { return locs[s.wp.ix.offers[sl.offer].o.Location] >= 2 }) {
+		d, n := s.spotDomains()
+		spreadOK := n < 2 || d >= 2
+		keep := func() bool { d, n := s.spotDomains(); return !spreadOK || n < 2 || d >= 2 }
+		if !s.bestSwap(alts, func(sl slot) bool { return locs[s.wp.ix.offers[sl.offer].o.Location] >= 2 }, keep) {
 			return changed
 		}
 		changed = true
@@ -201,10 +209,16 @@ func (s *selection) fixLocations(minLoc int) bool {
 	return changed
 }
 
-// bestSwap replaces the removable slot and alternative pair that raises cost least.
-func (s *selection) bestSwap(alts []option, removable func(slot) bool) bool {
-	bi, best, found := -1, option{}, false
-	bestDelta := 0.0
+// bestSwap replaces a removable slot with an alternative, trying pairs by how little they raise
+// the cost and taking the first after which keep still holds (so fixing one rule does not break
+// another); when none keeps it, it takes the cheapest pair.
+func (s *selection) bestSwap(alts []option, removable func(slot) bool, keep func() bool) bool {
+	type pair struct {
+		i     int
+		a     option
+		delta float64
+	}
+	var pairs []pair
 	for i, sl := range s.slots {
 		if !removable(sl) {
 			continue
@@ -214,15 +228,24 @@ func (s *selection) bestSwap(alts []option, removable func(slot) bool) bool {
 			if a.inc >= 0 && s.incs[a.inc].replica == sl.replica {
 				continue
 			}
-			if d := a.cost - c; !found || d < bestDelta {
-				bi, best, bestDelta, found = i, a, d, true
-			}
+			pairs = append(pairs, pair{i, a, a.cost - c})
 		}
 	}
-	if !found {
+	if len(pairs) == 0 {
 		return false
 	}
-	s.remove(bi)
-	s.add(best, "")
+	slices.SortStableFunc(pairs, func(x, y pair) int { return cmp.Compare(x.delta, y.delta) })
+	for _, p := range pairs {
+		sl := s.slots[p.i]
+		s.remove(p.i)
+		s.add(p.a, "")
+		if keep() {
+			return true
+		}
+		s.remove(len(s.slots) - 1)
+		s.restore(p.i, sl)
+	}
+	s.remove(pairs[0].i)
+	s.add(pairs[0].a, "")
 	return true
 }
