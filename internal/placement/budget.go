@@ -61,7 +61,7 @@ func (pl *Planner) workloadScopeCost(sc Scope, wpl *wplan) float64 {
 }
 
 // applyBudgets keeps each budget's scope under its cap. It trims in order of least harm: hedges,
-// then moves (which cost double while both replicas run), then replicas above the minimum. A cut
+// then replicas above the minimum, most expensive first. A cut
 // below a workload's minimum is never made: it becomes a scale action that needs approval.
 func (pl *Planner) applyBudgets() {
 	budgets := slices.Clone(pl.s.Budgets)
@@ -71,7 +71,7 @@ func (pl *Planner) applyBudgets() {
 			continue
 		}
 		over := pl.scopeCost(b.Scope) - b.MaxPerHour
-		for _, step := range []func(*wplan, Scope, float64) float64{pl.trimHedges, pl.trimMoves, pl.trimToMinimum} {
+		for _, step := range []func(*wplan, Scope, float64) float64{pl.trimHedges, pl.trimToMinimum} {
 			if over <= 1e-9 {
 				break
 			}
@@ -123,12 +123,6 @@ func (pl *Planner) trimSlots(wpl *wplan, sc Scope, over float64, pick func(slot)
 
 func (pl *Planner) trimHedges(wpl *wplan, sc Scope, over float64) float64 {
 	return pl.trimSlots(wpl, sc, over, func(sl slot) bool { return sl.reason == ReasonHedge }, 0)
-}
-
-func (pl *Planner) trimMoves(wpl *wplan, sc Scope, over float64) float64 {
-	return pl.trimSlots(wpl, sc, over, func(sl slot) bool {
-		return sl.replica < 0 && sl.reason == ReasonCheaperOffer
-	}, 0)
 }
 
 func (pl *Planner) trimToMinimum(wpl *wplan, sc Scope, over float64) float64 {

@@ -208,7 +208,7 @@ func (ix *index) candidates(dst []int32, w *Workload, limit int, p *Policy) []in
 	}
 	if len(lists) > 1 {
 		slices.SortFunc(dst[start:], func(a, b int32) int {
-			return cmp.Or(cmp.Compare(ix.offers[a].rank, ix.offers[b].rank), cmp.Compare(a, b))
+			return cmp.Or(cmp.Compare(ix.offers[a].rank, ix.offers[b].rank), cmp.Compare(ix.offers[a].o.ID, ix.offers[b].o.ID))
 		})
 		if len(dst)-start > limit {
 			dst = dst[:start+limit]

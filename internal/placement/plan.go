@@ -44,6 +44,9 @@ func NewPlanner(s Snapshot, p Policy, now time.Time) *Planner {
 		pl.reps[r.Workload] = append(pl.reps[r.Workload], i)
 		pl.rIdx[r.ID] = i
 	}
+	for _, reps := range pl.reps { // a workload's replicas in id order: input order carries no meaning
+		slices.SortFunc(reps, func(a, b int) int { return compareStrings(pl.s.Replicas[a].ID, pl.s.Replicas[b].ID) })
+	}
 	pl.wIdx = make(map[string]int, len(s.Workloads))
 	pl.order = make([]int, len(s.Workloads))
 	for i := range pl.s.Workloads {

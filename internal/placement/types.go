@@ -158,7 +158,8 @@ type Snapshot struct {
 	Workloads []Workload
 	Replicas  []Replica
 	Budgets   []Budget
-	// Seed breaks exact ties between equally good choices, so that two planners with different
-	// seeds do not herd onto the same offer; the same seed gives the same plan.
+	// Seed is mixed into action ids, so that two planners (say, two partitions) never issue the
+	// same id for different actions. The planner itself needs no randomness: exact ties break by
+	// id, and the same snapshot gives the same plan whatever the order of its lists.
 	Seed uint64
 }

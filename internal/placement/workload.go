@@ -107,7 +107,7 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.replica, b.replica))
+		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(wp.s.Replicas[a.replica].ID, wp.s.Replicas[b.replica].ID))
 	})
 	limit := out.need + max(p.MaxHedge, 0) + max(w.MinLocations, 0) + 8
 	wp.cand = ix.candidates(wp.cand[:0], w, limit, p)
@@ -293,6 +293,6 @@ func (wp *workloadPlanner) sortByPriceDesc(reps []int) {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(price(b), price(a)), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(price(b), price(a)), cmp.Compare(wp.s.Replicas[a].ID, wp.s.Replicas[b].ID))
 	})
 }
