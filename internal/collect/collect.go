@@ -1,0 +1,205 @@
+// Package collect runs price sources on their schedules and publishes what changed. It keeps
+// the last good catalog per source, publishes a price.observed event only when an offer's price
+// changes (plus a full snapshot on start and on a slow schedule so a new consumer can rebuild),
+// and marks a source stale after repeated failures instead of going quiet.
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/pricing"
+)
+
+// Source is one price source: a provider API or a price file.
+type Source interface {
+	Name() string
+	Fetch(ctx context.Context, at time.Time) (pricing.Catalog, error)
+}
+
+// Publisher is where price events go (internal/bus.Publisher in production).
+type Publisher interface {
+	Publish(ctx context.Context, e events.Event) error
+}
+
+// The behaviours the collector reads from a source's error, when it has them
+// (pricesource.Error has all three).
+type (
+	kinded     interface{ ErrorKind() string }
+	retryAfter interface{ RetryAfterDelay() time.Duration }
+	retryable  interface{ Retryable() bool }
+)
+
+// Job is one source and how to run it.
+type Job struct {
+	Source     Source
+	Schedule   string        // cron spec or @every descriptor
+	Jitter     time.Duration // up to this much random delay after each scheduled time
+	Timeout    time.Duration // per attempt
+	Retries    int           // attempts after the first
+	Backoff    time.Duration // first retry delay, doubled each retry
+	MaxBackoff time.Duration
+	StaleAfter int // failed runs in a row before the source is marked stale
+}
+
+// Collector holds each source's last good catalog and publishes changes.
+type Collector struct {
+	pub     Publisher
+	log     *slog.Logger
+	metrics *Metrics
+
+	mu    sync.Mutex
+	state map[string]*sourceState
+}
+
+type sourceState struct {
+	catalog   pricing.Catalog          // last good catalog
+	published map[string]pricing.Offer // last published offer per key
+	failures  int
+	stale     bool
+}
+
+// New returns a collector publishing to pub. metrics may be nil.
+func New(pub Publisher, log *slog.Logger, metrics *Metrics) *Collector {
+	return &Collector{pub: pub, log: log, metrics: metrics, state: map[string]*sourceState{}}
+}
+
+// Catalog returns the last good catalog of a source.
+func (c *Collector) Catalog(source string) (pricing.Catalog, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.state[source]
+	if !ok || s.catalog.Offers == nil {
+		return pricing.Catalog{}, false
+	}
+	return s.catalog, true
+}
+
+// Stale reports whether a source has failed StaleAfter runs in a row.
+func (c *Collector) Stale(source string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.state[source]
+	return ok && s.stale
+}
+
+func (c *Collector) stateOf(name string) *sourceState {
+	s, ok := c.state[name]
+	if !ok {
+		s = &sourceState{published: map[string]pricing.Offer{}}
+		c.state[name] = s
+	}
+	return s
+}
+
+// RunOnce fetches job's source (with retries) at time at and publishes what changed, or every
+// offer when snapshot is set. A failed fetch keeps the last good catalog and publishes nothing.
+// It returns the number of events published.
+func (c *Collector) RunOnce(ctx context.Context, job Job, at time.Time, snapshot bool) (int, error) {
+	name := job.Source.Name()
+	cat, err := c.fetch(ctx, job, at)
+	if err != nil {
+		c.failed(job, err)
+		return 0, err
+	}
+	c.metrics.success(name, at, cat)
+	n, err := c.publish(ctx, name, cat, snapshot)
+	c.metrics.addPublished(name, n)
+	if err != nil {
+		c.failed(job, err)
+		return n, err
+	}
+	c.mu.Lock()
+	s := c.stateOf(name)
+	s.catalog, s.failures, s.stale = cat, 0, false
+	c.mu.Unlock()
+	c.metrics.setStale(name, false)
+	if u := cat.UnknownCount(); u > 0 {
+		c.log.Warn("price rows with unknown GPU names", "source", name, "rows", u, "names", cat.Unknown)
+	}
+	c.log.Info("prices collected", "source", name, "offers", len(cat.Offers), "published", n, "snapshot", snapshot)
+	return n, nil
+}
+
+// publish sends an event for every offer whose price differs from the last one published
+// (every offer on a snapshot). An offer is remembered as published only once it is, so a
+// failure part-way is repaired by the next run.
+func (c *Collector) publish(ctx context.Context, name string, cat pricing.Catalog, snapshot bool) (int, error) {
+	c.mu.Lock()
+	prev := c.stateOf(name).published
+	c.mu.Unlock()
+	seen := make(map[string]bool, len(cat.Offers))
+	n := 0
+	for _, o := range cat.Offers {
+		k := o.Key()
+		seen[k] = true
+		if old, ok := prev[k]; ok && !snapshot && old.PricePerHour == o.PricePerHour {
+			continue
+		}
+		if err := c.pub.Publish(ctx, Event(o)); err != nil {
+			return n, fmt.Errorf("publishing %s: %w", k, err)
+		}
+		c.mu.Lock()
+		prev[k] = o
+		c.mu.Unlock()
+		n++
+	}
+	c.mu.Lock()
+	for k := range prev {
+		if !seen[k] {
+			delete(prev, k) // gone from the catalog: a return is a change
+		}
+	}
+	c.mu.Unlock()
+	return n, nil
+}
+
+func (c *Collector) failed(job Job, err error) {
+	name := job.Source.Name()
+	c.mu.Lock()
+	s := c.stateOf(name)
+	s.failures++
+	becameStale := job.StaleAfter > 0 && s.failures >= job.StaleAfter && !s.stale
+	if becameStale {
+		s.stale = true
+	}
+	failures := s.failures
+	c.mu.Unlock()
+	c.metrics.failure(name, errorKind(err))
+	if becameStale {
+		c.metrics.setStale(name, true)
+		c.log.Error("price source is stale: keeping its last good catalog", "source", name,
+			"failed_runs", failures, "err", err)
+		return
+	}
+	c.log.Warn("price collection failed", "source", name, "failed_runs", failures, "err", err)
+}
+
+// Event maps an offer to its price.observed event, observed at the offer's time.
+func Event(o pricing.Offer) *events.PriceObserved {
+	return &events.PriceObserved{
+		Meta:     events.Meta{At: o.ObservedAt.UTC()},
+		Provider: o.Provider, Region: o.Region, Zone: o.Zone, InstanceType: o.InstanceType,
+		GPUModel: o.GPU, GPUCount: o.GPUCount, GPUMemoryGB: float64(o.GPUMemoryGB),
+		Market: events.Market(o.Market), USDPerHour: o.PricePerHour, Source: o.Source,
+	}
+}
+
+func errorKind(err error) string {
+	var k kinded
+	if errors.As(err, &k) {
+		return k.ErrorKind()
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "other"
+}
