@@ -63,7 +63,11 @@ func (pl *Planner) workloadScopeCost(sc Scope, wpl *wplan) float64 {
 // applyBudgets keeps each budget's scope under its cap. It trims in order of least harm: hedges,
 // then replicas above the minimum, most expensive first. A cut
 // below a workload's minimum is never made: it becomes a scale action that needs approval.
-func (pl *Planner) applyBudgets() {
+func (pl *Planner) applyBudgets() { pl.applyBudgetsTo(pl.order) }
+
+// applyBudgetsTo enforces the budgets by trimming only the given workloads (all of them for a
+// full plan, the re-planned ones for an incremental one).
+func (pl *Planner) applyBudgetsTo(order []int) {
 	budgets := slices.Clone(pl.s.Budgets)
 	slices.SortFunc(budgets, func(a, b Budget) int { return compareStrings(a.Name, b.Name) })
 	for _, b := range budgets {
@@ -75,7 +79,7 @@ func (pl *Planner) applyBudgets() {
 			if over <= 1e-9 {
 				break
 			}
-			for _, wi := range pl.order {
+			for _, wi := range order {
 				if over <= 1e-9 {
 					break
 				}
@@ -83,7 +87,7 @@ func (pl *Planner) applyBudgets() {
 			}
 		}
 		if over > 1e-9 {
-			pl.askApproval(b, over)
+			pl.askApproval(b, over, order)
 		}
 	}
 }
@@ -131,8 +135,8 @@ func (pl *Planner) trimToMinimum(wpl *wplan, sc Scope, over float64) float64 {
 
 // askApproval emits, for workloads in the scope that still spend, the cut to their minimum or
 // below that would bring the scope under its cap; a person must approve it.
-func (pl *Planner) askApproval(b Budget, over float64) {
-	for _, wi := range pl.order {
+func (pl *Planner) askApproval(b Budget, over float64, order []int) {
+	for _, wi := range order {
 		if over <= 1e-9 {
 			return
 		}

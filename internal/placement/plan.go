@@ -30,10 +30,14 @@ type Planner struct {
 	plans []*wplan         // by workload index
 	rIdx  map[string]int   // replica id → index
 	dec   Decision
+	// stale says dec's actions predate an Apply; beforeDelta is the change in spend before that
+	// an Apply's replica updates make.
+	stale       bool
+	beforeDelta float64
 }
 
-// NewPlanner plans the whole snapshot. The planner keeps s (its slices are not copied: the caller
-// must not change them afterwards).
+// NewPlanner plans the whole snapshot. The planner keeps s: the caller must not change its slices
+// afterwards (Apply never writes into them: it copies what it changes).
 func NewPlanner(s Snapshot, p Policy, now time.Time) *Planner {
 	pl := &Planner{s: s, p: p.withDefaults(), now: now}
 	pl.ix = buildIndex(&pl.s, &pl.p, now)
@@ -94,7 +98,13 @@ func (pl *Planner) lost(wi int) int {
 }
 
 // Decision returns the plan for the snapshot as it stands.
-func (pl *Planner) Decision() Decision { return pl.dec }
+func (pl *Planner) Decision() Decision {
+	if pl.stale {
+		pl.dec = pl.assemble()
+		pl.stale = false
+	}
+	return pl.dec
+}
 
 // price is the price per hour of offer id, 0 when unknown.
 func (pl *Planner) price(offerID string) float64 {
