@@ -41,7 +41,7 @@ type Planner struct {
 func NewPlanner(s Snapshot, p Policy, now time.Time) *Planner {
 	pl := &Planner{s: s, p: p.withDefaults(), now: now}
 	pl.ix = buildIndex(&pl.s, &pl.p, now)
-	pl.wp = workloadPlanner{ix: pl.ix, s: &pl.s, p: &pl.p, now: now}
+	pl.wp = workloadPlanner{ix: pl.ix, s: &pl.s, p: &pl.p, now: now, usedInc: map[int]bool{}}
 	pl.reps = make(map[string][]int, len(s.Workloads))
 	pl.rIdx = make(map[string]int, len(s.Replicas))
 	for i, r := range pl.s.Replicas {
@@ -123,7 +123,12 @@ func (pl *Planner) assemble() Decision {
 			d.CostPerHourBefore += pl.price(r.Offer)
 		}
 	}
-	planned := map[string]bool{}
+	planned := make(map[string]bool, len(pl.order))
+	n := 0
+	for _, wi := range pl.order {
+		n += len(pl.plans[wi].desired) + len(pl.plans[wi].drains) + len(pl.plans[wi].approvals)
+	}
+	d.Actions = make([]Action, 0, n)
 	for _, wi := range pl.order {
 		wpl := pl.plans[wi]
 		planned[wpl.w.ID] = true

@@ -16,11 +16,15 @@ type selection struct {
 	usedInc  map[int]bool // replica index → in the set
 	incs     []incumbent
 	newCount []int // per candidate position: new launches chosen on it
+	optBuf   []option
 }
 
 func newSelection(wp *workloadPlanner, w *Workload, window time.Duration) *selection {
-	return &selection{wp: wp, w: w, window: window, usedInc: map[int]bool{},
-		newCount: make([]int, len(wp.cand))}
+	wp.newCount = slices.Grow(wp.newCount[:0], len(wp.cand))[:len(wp.cand)]
+	clear(wp.newCount)
+	clear(wp.usedInc)
+	return &selection{wp: wp, w: w, window: window, usedInc: wp.usedInc, newCount: wp.newCount,
+		optBuf: wp.optBuf[:0]}
 }
 
 // option is something that can join the set: an incumbent (inc >= 0) or a launch on candidate
@@ -61,9 +65,11 @@ func (s *selection) spreadPenalty(oi int) float64 {
 	return o.o.PricePerHour * s.wp.p.HazardCostWeight * o.risk.hazard * s.window.Hours() * float64(k)
 }
 
-// options lists what can join the set now; accept filters it (nil accepts all).
+// options lists what can join the set now; accept filters it (nil accepts all). The list is
+// reused by the next call.
 func (s *selection) options(accept func(oi int) bool) []option {
-	var out []option
+	out := s.optBuf[:0]
+	defer func() { s.optBuf = out[:0]; s.wp.optBuf = s.optBuf }()
 	for i, in := range s.incs {
 		if s.usedInc[in.replica] || (accept != nil && !accept(in.offer)) {
 			continue

@@ -64,6 +64,10 @@ type workloadPlanner struct {
 	p    *Policy
 	now  time.Time
 	cand []int32
+	// buffers reused across workloads
+	newCount []int
+	usedInc  map[int]bool
+	optBuf   []option
 }
 
 // incumbent is a live replica competing to stay in the desired set.
