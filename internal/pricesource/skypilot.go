@@ -24,7 +24,14 @@ type SkyPilotFiles struct {
 }
 
 // Name identifies the source in metrics and events.
-func (s *SkyPilotFiles) Name() string { return "skypilot-file:" + strings.Join(s.Paths, ",") }
+// It names the files without their directories, so events do not carry local paths.
+func (s *SkyPilotFiles) Name() string {
+	names := make([]string, len(s.Paths))
+	for i, p := range s.Paths {
+		names[i] = filepath.Base(p)
+	}
+	return "skypilot-file:" + strings.Join(names, ",")
+}
 
 // Fetch reads and normalizes the files. Any malformed row fails the fetch with its file:line.
 func (s *SkyPilotFiles) Fetch(ctx context.Context, at time.Time) (pricing.Catalog, error) {

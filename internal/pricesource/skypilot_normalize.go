@@ -2,6 +2,7 @@ package pricesource
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -98,7 +99,9 @@ func sumPrices(where, host, gpu string) (string, error) {
 	if err1 != nil || err2 != nil {
 		return "", fmt.Errorf("%s: price %q or %q is not a number", where, host, gpu)
 	}
-	return strconv.FormatFloat(h+g, 'f', -1, 64), nil
+	// Catalog prices have at most a few decimals; rounding to 1e-9 drops float noise
+	// (0.36485 + 1.2406 is 1.6054499999999998) so the sum prints and compares as written.
+	return strconv.FormatFloat(math.Round((h+g)*1e9)/1e9, 'f', -1, 64), nil
 }
 
 // skyRowOffers adds the on-demand and spot offers of one row. An empty price means that

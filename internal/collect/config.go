@@ -1,0 +1,251 @@
+package collect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-dev/bursar/internal/pricesource"
+)
+
+// Config is collector.yaml's prices section.
+//
+//	snapshot: "@every 6h"
+//	defaults: {schedule: "@every 10m", jitter: 30s, timeout: 1m, retries: 3, backoff: 2s, max_backoff: 1m, stale_after: 3}
+//	sources:
+//	  - kind: azure
+//	    region: eastus
+//	  - kind: lambda
+//	    api_key_env: LAMBDA_API_KEY
+type Config struct {
+	Snapshot string         `yaml:"snapshot"`
+	Defaults JobDefaults    `yaml:"defaults"`
+	Sources  []SourceConfig `yaml:"sources"`
+}
+
+// JobDefaults apply to every source that does not set its own.
+type JobDefaults struct {
+	Schedule   string        `yaml:"schedule"`
+	Jitter     time.Duration `yaml:"jitter"`
+	Timeout    time.Duration `yaml:"timeout"`
+	Retries    *int          `yaml:"retries"`
+	Backoff    time.Duration `yaml:"backoff"`
+	MaxBackoff time.Duration `yaml:"max_backoff"`
+	StaleAfter int           `yaml:"stale_after"`
+}
+
+// SourceConfig configures one source. Credentials are named, never given: an environment
+// variable (api_key_env) or a file (api_key_file).
+type SourceConfig struct {
+	Kind          string   `yaml:"kind"` // azure, aws-spot, aws-ondemand, gcp, lambda, runpod, vast, skypilot, reserved
+	Region        string   `yaml:"region"`
+	Regions       []string `yaml:"regions"`
+	InstanceTypes []string `yaml:"instance_types"`
+	Endpoint      string   `yaml:"endpoint"`
+	APIKeyEnv     string   `yaml:"api_key_env"`
+	APIKeyFile    string   `yaml:"api_key_file"`
+	Files         []string `yaml:"files"`
+	Provider      string   `yaml:"provider"`
+	JobDefaults   `yaml:",inline"`
+
+	line int
+}
+
+// Kinds lists the source kinds, for help text and errors.
+var Kinds = []string{"azure", "aws-spot", "aws-ondemand", "gcp", "lambda", "runpod", "vast", "skypilot", "reserved"}
+
+// defaultKeyEnv is the environment variable read when a keyed source names none.
+var defaultKeyEnv = map[string]string{
+	"gcp": "GCP_API_KEY", "lambda": "LAMBDA_API_KEY", "runpod": "RUNPOD_API_KEY", "vast": "VAST_API_KEY",
+}
+
+// ParseConfig decodes collector.yaml strictly: unknown fields, unknown kinds, missing fields and
+// bad schedules are errors naming file:line and the field.
+func ParseConfig(data []byte, name string) (Config, error) {
+	var raw struct {
+		Snapshot string      `yaml:"snapshot"`
+		Defaults JobDefaults `yaml:"defaults"`
+		Sources  []yaml.Node `yaml:"sources"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("%s", fileLines(name, 0, err))
+	}
+	cfg := Config{Snapshot: orString(raw.Snapshot, "@every 6h"), Defaults: raw.Defaults}
+	if _, err := cron.ParseStandard(cfg.Snapshot); err != nil {
+		return Config{}, fmt.Errorf("%s: field \"snapshot\": %w", name, err)
+	}
+	for i := range raw.Sources {
+		n := &raw.Sources[i]
+		var sc SourceConfig
+		if err := strictNode(n, &sc); err != nil {
+			return Config{}, fmt.Errorf("%s", fileLines(name, n.Line-1, err))
+		}
+		sc.line = n.Line
+		if field, err := sc.check(); err != nil {
+			return Config{}, fmt.Errorf("%s:%d: source %d, field %q: %w", name, lineOf(n, field), i+1, field, err)
+		}
+		cfg.Sources = append(cfg.Sources, sc)
+	}
+	return cfg, nil
+}
+
+func strictNode(n *yaml.Node, into any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	return dec.Decode(into)
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): `)
+
+// fileLines rewrites yaml.v3's "line N: ..." into "file:N: ...", offsetting re-encoded nodes.
+func fileLines(name string, offset int, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+		n, _ := strconv.Atoi(msg[m[2]:m[3]])
+		return fmt.Sprintf("%s:%d: %s", name, n+offset, msg[m[1]:])
+	}
+	return name + ": " + msg
+}
+
+func lineOf(n *yaml.Node, field string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == field {
+			return n.Content[i].Line
+		}
+	}
+	return n.Line
+}
+
+func (sc SourceConfig) check() (string, error) {
+	switch sc.Kind {
+	case "azure", "aws-spot", "aws-ondemand":
+		if sc.Region == "" {
+			return "region", fmt.Errorf("required for kind %s", sc.Kind)
+		}
+	case "gcp", "lambda", "runpod", "vast":
+	case "skypilot":
+		if len(sc.Files) == 0 {
+			return "files", errors.New("list at least one SkyPilot catalog CSV")
+		}
+	case "reserved":
+		if len(sc.Files) != 1 {
+			return "files", errors.New("give exactly one contracts YAML file")
+		}
+	case "":
+		return "kind", fmt.Errorf("required; one of %s", strings.Join(Kinds, ", "))
+	default:
+		return "kind", fmt.Errorf("unknown kind %q; one of %s", sc.Kind, strings.Join(Kinds, ", "))
+	}
+	if sc.Schedule != "" {
+		if _, err := cron.ParseStandard(sc.Schedule); err != nil {
+			return "schedule", err
+		}
+	}
+	return "", nil
+}
+
+// Job builds the source and applies defaults: every 10 minutes, 30 s jitter, 1 min timeout,
+// 3 retries from 2 s backoff up to 1 min, stale after 3 failed runs.
+func (sc SourceConfig) Job(ctx context.Context, d JobDefaults) (Job, error) {
+	src, err := sc.Build(ctx)
+	if err != nil {
+		return Job{}, err
+	}
+	retries := 3
+	switch {
+	case sc.Retries != nil:
+		retries = *sc.Retries
+	case d.Retries != nil:
+		retries = *d.Retries
+	}
+	return Job{
+		Source:     src,
+		Schedule:   orString(sc.Schedule, orString(d.Schedule, "@every 10m")),
+		Jitter:     orDur(sc.Jitter, orDur(d.Jitter, 30*time.Second)),
+		Timeout:    orDur(sc.Timeout, orDur(d.Timeout, time.Minute)),
+		Retries:    retries,
+		Backoff:    orDur(sc.Backoff, orDur(d.Backoff, 2*time.Second)),
+		MaxBackoff: orDur(sc.MaxBackoff, orDur(d.MaxBackoff, time.Minute)),
+		StaleAfter: orInt(sc.StaleAfter, orInt(d.StaleAfter, 3)),
+	}, nil
+}
+
+// Build constructs the source, reading its credential from the environment or a file.
+func (sc SourceConfig) Build(ctx context.Context) (Source, error) {
+	var key pricesource.Secret
+	if env, keyed := defaultKeyEnv[sc.Kind]; keyed {
+		var err error
+		key, err = pricesource.LoadSecret(orString(sc.APIKeyEnv, env), sc.APIKeyFile)
+		if err != nil && sc.Kind != "vast" { // Vast search works without a key
+			return nil, fmt.Errorf("source %s: %w", sc.Kind, err)
+		}
+	}
+	switch sc.Kind {
+	case "azure":
+		return &pricesource.AzureRetail{Region: sc.Region, Endpoint: sc.Endpoint}, nil
+	case "aws-spot":
+		return pricesource.NewAWSSpot(ctx, pricesource.AWSOptions{Region: sc.Region, Endpoint: sc.Endpoint}, sc.InstanceTypes)
+	case "aws-ondemand":
+		return pricesource.NewAWSOnDemand(ctx, pricesource.AWSOptions{Region: sc.Region, Endpoint: sc.Endpoint})
+	case "gcp":
+		return &pricesource.GCPBilling{APIKey: key, Regions: withRegion(sc.Regions, sc.Region), Endpoint: sc.Endpoint}, nil
+	case "lambda":
+		return &pricesource.Lambda{APIKey: key, Endpoint: sc.Endpoint}, nil
+	case "runpod":
+		return &pricesource.RunPod{APIKey: key, Endpoint: sc.Endpoint}, nil
+	case "vast":
+		return &pricesource.Vast{APIKey: key, Endpoint: sc.Endpoint}, nil
+	case "skypilot":
+		return &pricesource.SkyPilotFiles{Paths: sc.Files, Provider: sc.Provider}, nil
+	case "reserved":
+		if len(sc.Files) != 1 {
+			return nil, errors.New("reserved: give exactly one contracts file")
+		}
+		return &pricesource.ReservedFile{Path: sc.Files[0]}, nil
+	}
+	return nil, fmt.Errorf("unknown source kind %q; one of %s", sc.Kind, strings.Join(Kinds, ", "))
+}
+
+func withRegion(regions []string, region string) []string {
+	if region != "" {
+		return append(append([]string(nil), regions...), region)
+	}
+	return regions
+}
+
+func orString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orDur(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+func orInt(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
+}

@@ -1,0 +1,92 @@
+package collect
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// PricesOptions is a one-shot fetch for a person checking what Bursar sees.
+type PricesOptions struct {
+	Source   string   // a kind from Kinds; skypilot (or reserved for .yaml) when only Files are given
+	Region   string   // for azure, aws-*, and to narrow gcp
+	Files    []string // for skypilot and reserved
+	Endpoint string   // API endpoint override
+	Output   string   // table, json or csv
+}
+
+func (o PricesOptions) source() SourceConfig {
+	kind := o.Source
+	if kind == "" && len(o.Files) > 0 {
+		kind = "skypilot"
+		if ext := strings.ToLower(filepath.Ext(o.Files[0])); ext == ".yaml" || ext == ".yml" {
+			kind = "reserved"
+		}
+	}
+	return SourceConfig{Kind: kind, Region: o.Region, Files: o.Files, Endpoint: o.Endpoint}
+}
+
+// Prices fetches one source at time at and writes its offers to out; a summary of skipped and
+// unmapped rows goes to errOut, so the offers stay machine-readable.
+func Prices(ctx context.Context, o PricesOptions, at time.Time, out, errOut io.Writer) error {
+	switch o.Output {
+	case "", "table", "json", "csv":
+	default:
+		return fmt.Errorf("prices: --output %q: use table, json or csv", o.Output)
+	}
+	sc := o.source()
+	if field, err := sc.check(); err != nil {
+		return fmt.Errorf("prices: %s: %w", flagFor(field), err)
+	}
+	src, err := sc.Build(ctx)
+	if err != nil {
+		return err
+	}
+	cat, err := src.Fetch(ctx, at)
+	if err != nil {
+		return err
+	}
+	if err := WriteOffers(out, o.Output, cat.Offers); err != nil {
+		return err
+	}
+	summarize(errOut, len(cat.Offers), cat.Skipped, cat.Unknown)
+	return nil
+}
+
+func flagFor(field string) string {
+	switch field {
+	case "kind":
+		return "--source"
+	case "files":
+		return "--file"
+	}
+	return "--" + field
+}
+
+func summarize(w io.Writer, offers int, skipped, unknown map[string]int) {
+	fmt.Fprintf(w, "%d offers", offers)
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "; skipped rows: %s", counts(skipped))
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(w, "; UNMAPPED GPU names (add them to internal/pricing): %s", counts(unknown))
+	}
+	fmt.Fprintln(w)
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
