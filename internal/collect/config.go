@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -248,4 +249,26 @@ func orInt(n, def int) int {
 		return def
 	}
 	return n
+}
+
+// LoadConfig reads and parses a collector.yaml.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("reading collector config: %w", err)
+	}
+	return ParseConfig(data, path)
+}
+
+// Jobs builds every configured source with its schedule settings.
+func (c Config) Jobs(ctx context.Context) ([]Job, error) {
+	jobs := make([]Job, 0, len(c.Sources))
+	for i, sc := range c.Sources {
+		j, err := sc.Job(ctx, c.Defaults)
+		if err != nil {
+			return nil, fmt.Errorf("source %d (line %d, kind %s): %w", i+1, sc.line, sc.Kind, err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
 }

@@ -43,13 +43,33 @@ func TestParseConfig(t *testing.T) {
 		t.Fatalf("config = %+v", cfg)
 	}
 	t.Setenv("TEST_LAMBDA_KEY", "k")
-	job, err := cfg.Sources[1].Job(context.Background(), cfg.Defaults)
+	jobs, err := cfg.Jobs(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(jobs) != 3 || jobs[0].Schedule != "*/15 * * * *" || jobs[0].Source.Name() != "azure-retail:eastus" {
+		t.Fatalf("jobs = %+v", jobs)
+	}
+	job := jobs[1]
 	if job.Schedule != "@every 10m" || job.Jitter != 30*time.Second || job.Timeout != 20*time.Second ||
 		job.Retries != 2 || job.StaleAfter != 3 || job.Source.Name() != "lambda" {
 		t.Errorf("job = %+v", job)
+	}
+}
+
+func TestLoadConfigMissingKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "collector.yaml")
+	if err := os.WriteFile(path, []byte(goodConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TEST_LAMBDA_KEY", "")
+	_, err = cfg.Jobs(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "line 10") || !strings.Contains(err.Error(), "TEST_LAMBDA_KEY") {
+		t.Fatalf("err = %v, want the source's line and the variable to set", err)
 	}
 }
 
