@@ -13,10 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// DefaultURL is where collector and report look for NATS when given none: the embedded server
-// that `arbiter run` starts.
-const DefaultURL = "nats://127.0.0.1:4222"
-
 // EmbeddedOptions configures the in-process NATS server.
 type EmbeddedOptions struct {
 	Host     string // default 127.0.0.1

@@ -1,0 +1,151 @@
+// Package cli holds what the three programs share on the command line: the global flags and
+// their BURSAR_* environment fallbacks, logging, the version command, signal handling and the
+// Prometheus endpoint. Each cmd/*/main.go stays a page of wiring.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Version is set at build time with -ldflags "-X github.com/bursar-dev/bursar/internal/cli.Version=v1.2.3".
+var Version = "dev"
+
+// Globals are the flags every program takes.
+type Globals struct {
+	NATS       string // NATS URL; empty means "the default for this program"
+	DataDir    string
+	ClickHouse string // ClickHouse DSN; empty means the embedded engine under DataDir
+	LogFormat  string
+	LogLevel   string
+}
+
+// Bind adds the global flags to cmd as persistent flags. natsHelp explains what an empty --nats
+// means for this program.
+func (g *Globals) Bind(cmd *cobra.Command, natsDefault, natsHelp string) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&g.NATS, "nats", natsDefault, natsHelp+" (env BURSAR_NATS; credentials file: BURSAR_NATS_CREDS)")
+	f.StringVar(&g.DataDir, "data-dir", "./bursar-data", "where embedded NATS and ClickHouse keep their files (env BURSAR_DATA_DIR)")
+	f.StringVar(&g.ClickHouse, "clickhouse", "", "ClickHouse server DSN, e.g. clickhouse://user@host:9000/bursar; the password comes from BURSAR_CLICKHOUSE_PASSWORD. Empty: the embedded engine under --data-dir (env BURSAR_CLICKHOUSE)")
+	f.StringVar(&g.LogFormat, "log-format", "text", "log format: text or json (env BURSAR_LOG_FORMAT)")
+	f.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn or error (env BURSAR_LOG_LEVEL)")
+}
+
+// EnvName is the environment variable that stands in for a flag: --data-dir is BURSAR_DATA_DIR.
+func EnvName(flag string) string {
+	return "BURSAR_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// ApplyEnv sets every flag of cmd that was not given on the command line from its BURSAR_*
+// variable, so flags win over the environment and the environment over defaults.
+func ApplyEnv(cmd *cobra.Command) error {
+	var err error
+	apply := func(f *pflag.Flag) {
+		if err != nil || f.Changed {
+			return
+		}
+		v, ok := os.LookupEnv(EnvName(f.Name))
+		if !ok {
+			return
+		}
+		if serr := f.Value.Set(v); serr != nil {
+			err = fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, serr)
+			return
+		}
+		f.Changed = true
+	}
+	cmd.Flags().VisitAll(apply)
+	cmd.InheritedFlags().VisitAll(apply)
+	return err
+}
+
+// Logger builds the slog logger the flags ask for.
+func (g *Globals) Logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", g.LogFormat)
+}
+
+// NATSURL is the URL to dial: --nats, or the embedded server's default address.
+func (g *Globals) NATSURL() string {
+	if g.NATS == "" {
+		return DefaultNATS
+	}
+	return g.NATS
+}
+
+// Root makes a program's root command with the global flags, the environment fallbacks and the
+// version command. setup runs before any subcommand, once flags are final.
+func Root(name, short, long string, g *Globals, natsDefault, natsHelp string) *cobra.Command {
+	root := &cobra.Command{
+		Use: name, Short: short, Long: long,
+		SilenceUsage: true, SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := ApplyEnv(cmd); err != nil {
+				return err
+			}
+			if _, err := g.Logger(io.Discard); err != nil {
+				return err
+			}
+			return nil
+		},
+	}
+	g.Bind(root, natsDefault, natsHelp)
+	root.AddCommand(versionCmd(name))
+	return root
+}
+
+func versionCmd(name string) *cobra.Command {
+	return &cobra.Command{
+		Use: "version", Short: "Print the version and build information", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), VersionString(name))
+			return err
+		},
+	}
+}
+
+// VersionString describes this build: version, commit and Go version where known.
+func VersionString(name string) string {
+	s := name + " " + Version
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, kv := range info.Settings {
+			if kv.Key == "vcs.revision" && len(kv.Value) >= 12 {
+				s += " (" + kv.Value[:12] + ")"
+			}
+		}
+		s += " " + info.GoVersion
+	}
+	return s
+}
+
+// Main runs root with a context cancelled on SIGINT or SIGTERM, prints an error to stderr and
+// returns the exit code.
+func Main(root *cobra.Command) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", root.Name(), err)
+		return 1
+	}
+	return 0
+}
