@@ -1,0 +1,164 @@
+package fleet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a problem in a fleet file: where it is and what was expected there.
+type Error struct {
+	File  string
+	Line  int    // 0 when unknown
+	Field string // a path like workloads[1].replicas.min; empty for the whole file
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	if e.Field != "" {
+		b.WriteString(": field " + e.Field)
+	}
+	b.WriteString(": " + e.Msg)
+	return b.String()
+}
+
+// Load reads and checks a fleet file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading fleet config: %w (pass the file with --config)", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes a fleet file strictly and checks it. name is used in errors.
+func Parse(data []byte, name string) (*Config, error) {
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: name, Msg: "the file is empty; want locations: and workloads:"}
+		}
+		return nil, yamlError(name, err)
+	}
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root) // it decoded above, so it parses
+	if err := cfg.check(); err != nil {
+		var pe *pathError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: name, Line: lineAt(&root, pe.path), Field: pe.field(), Msg: pe.msg}
+		}
+		return nil, &Error{File: name, Msg: err.Error()}
+	}
+	return &cfg, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+
+// yamlError turns yaml.v3's "yaml: line N: ..." (or its list of unmarshal errors) into a fleet
+// Error naming the first problem's line.
+func yamlError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	msg, _, _ = strings.Cut(msg, "\n")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return &Error{File: name, Line: n, Msg: explain(m[2])}
+	}
+	return &Error{File: name, Msg: msg}
+}
+
+// explain rewords yaml.v3's Go-flavoured messages for someone editing YAML.
+func explain(msg string) string {
+	if f, ok := strings.CutPrefix(msg, "field "); ok {
+		if field, typ, ok := strings.Cut(f, " not found in type "); ok {
+			return fmt.Sprintf("unknown field %q in %s; check the spelling (see examples/bursar.yaml)", field, typeWord(typ))
+		}
+	}
+	if strings.Contains(msg, "time.Duration") {
+		return msg + " (want a duration like 90s, 4m or 1h30m)"
+	}
+	return msg
+}
+
+func typeWord(goType string) string {
+	_, t, _ := strings.Cut(goType, ".")
+	if t == "" {
+		t = goType
+	}
+	return "a " + strings.ToLower(t)
+}
+
+// pathError is a check failure at a path of keys and indices.
+type pathError struct {
+	path []any
+	msg  string
+}
+
+func (e *pathError) Error() string { return e.field() + ": " + e.msg }
+
+func (e *pathError) field() string {
+	var b strings.Builder
+	for _, p := range e.path {
+		switch v := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", v)
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(v)
+		}
+	}
+	return b.String()
+}
+
+func fail(msg string, path ...any) error { return &pathError{path: path, msg: msg} }
+
+// lineAt finds the line of the deepest node along path (map keys and sequence indices).
+func lineAt(n *yaml.Node, path []any) int {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, p := range path {
+		next := child(n, p)
+		if next == nil {
+			return line
+		}
+		n, line = next, next.Line
+	}
+	return line
+}
+
+func child(n *yaml.Node, p any) *yaml.Node {
+	switch v := p.(type) {
+	case string:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == v {
+				return n.Content[i+1]
+			}
+		}
+	case int:
+		if n.Kind == yaml.SequenceNode && v < len(n.Content) {
+			return n.Content[v]
+		}
+	}
+	return nil
+}
