@@ -2,9 +2,14 @@ package placement
 
 import "math"
 
-// repair applies the spread and location rules, then, if it had to change the greedy set, looks
-// for single swaps that make the set cheaper while keeping both rules.
+// repair applies the spread and location rules. When the greedy set breaks one, it looks for the
+// cheapest set that keeps both by exact search over the workload's small choice set; when that
+// search finds none or runs out of budget, it swaps replicas until the rules hold, then looks for
+// single swaps that make the set cheaper while keeping them.
 func (s *selection) repair(minLoc int) {
+	if s.optimize(minLoc) {
+		return
+	}
 	fixed := false
 	for range 4 {
 		a := s.fixSpread(minLoc)

@@ -68,6 +68,7 @@ type workloadPlanner struct {
 	newCount []int
 	usedInc  map[int]bool
 	optBuf   []option
+	exact    exactSearch
 }
 
 // incumbent is a live replica competing to stay in the desired set.
