@@ -105,7 +105,7 @@ func (s *selection) hedge(need int) {
 		if s.w.MaxReplicas > 0 && len(s.slots) >= s.w.MaxReplicas {
 			return
 		}
-		o, ok := cheapest(s.options(s.isSpot))
+		o, ok := s.cheapestOption(s.isSpot)
 		if !ok {
 			return
 		}
@@ -177,7 +177,7 @@ func (s *selection) fallback(need int) {
 		}
 	}
 	for atLeast(chances, need-cover) < p.FallbackConfidence {
-		o, ok := cheapest(s.options(func(oi int) bool { return !s.isSpot(oi) || !tried[oi] }))
+		o, ok := s.cheapestOption(func(oi int) bool { return !s.isSpot(oi) || !tried[oi] })
 		if !ok {
 			return
 		}

@@ -67,7 +67,7 @@ func (pl *Planner) Apply(u Update, now time.Time) Decision {
 	for _, wi := range order {
 		wpl := pl.plans[wi]
 		d.CostPerHourAfter += pl.costAfter(wpl)
-		d.Actions = append(d.Actions, pl.actions(wpl)...)
+		d.Actions = pl.appendActions(d.Actions, wpl)
 		if wpl.shortfall > 0 || wpl.why != "" {
 			d.Shortfalls = append(d.Shortfalls, Shortfall{Workload: wpl.w.ID, Wanted: wpl.need,
 				Placed: wpl.need - wpl.shortfall, Why: wpl.why})

@@ -82,15 +82,30 @@ func buildIndex(s *Snapshot, p *Policy, now time.Time) *index {
 	return ix
 }
 
-// runningSince lists, per offer, the launch times of the live replicas on it.
+// runningSince lists, per offer, the launch times of the live replicas on it. The lists share one
+// backing array, so an estate of many replicas costs two allocations, not one per offer.
 func runningSince(s *Snapshot, byID map[string]int) [][]time.Time {
 	out := make([][]time.Time, len(s.Offers))
-	for _, r := range s.Replicas {
+	at := make([]int32, len(s.Replicas)) // offer of each live replica, -1 otherwise
+	count := make([]int, len(s.Offers))
+	for ri, r := range s.Replicas {
+		at[ri] = -1
 		if r.State != StateLaunching && r.State != StateReady {
 			continue
 		}
 		if i, ok := byID[r.Offer]; ok {
-			out[i] = append(out[i], r.Since)
+			at[ri] = int32(i)
+			count[i]++
+		}
+	}
+	flat := make([]time.Time, 0, len(s.Replicas))
+	for i, n := range count {
+		out[i] = flat[len(flat) : len(flat) : len(flat)+n]
+		flat = flat[:len(flat)+n]
+	}
+	for ri, i := range at {
+		if i >= 0 {
+			out[i] = append(out[i], s.Replicas[ri].Since)
 		}
 	}
 	return out

@@ -34,6 +34,9 @@ type Planner struct {
 	// an Apply's replica updates make.
 	stale       bool
 	beforeDelta float64
+	// nowAt and nowStr cache the text of now that action ids hash.
+	nowAt  time.Time
+	nowStr string
 }
 
 // NewPlanner plans the whole snapshot. The planner keeps s: the caller must not change its slices
@@ -123,7 +126,6 @@ func (pl *Planner) assemble() Decision {
 			d.CostPerHourBefore += pl.price(r.Offer)
 		}
 	}
-	planned := make(map[string]bool, len(pl.order))
 	n := 0
 	for _, wi := range pl.order {
 		n += len(pl.plans[wi].desired) + len(pl.plans[wi].drains) + len(pl.plans[wi].approvals)
@@ -131,8 +133,7 @@ func (pl *Planner) assemble() Decision {
 	d.Actions = make([]Action, 0, n)
 	for _, wi := range pl.order {
 		wpl := pl.plans[wi]
-		planned[wpl.w.ID] = true
-		d.Actions = append(d.Actions, pl.actions(wpl)...)
+		d.Actions = pl.appendActions(d.Actions, wpl)
 		d.CostPerHourAfter += pl.costAfter(wpl)
 		if wpl.shortfall > 0 || wpl.why != "" {
 			d.Shortfalls = append(d.Shortfalls, Shortfall{Workload: wpl.w.ID, Wanted: wpl.need,
@@ -140,7 +141,7 @@ func (pl *Planner) assemble() Decision {
 		}
 	}
 	for _, r := range pl.s.Replicas { // replicas of workloads the snapshot does not list run on
-		if !planned[r.Workload] && (r.State == StateLaunching || r.State == StateReady) {
+		if _, planned := pl.wIdx[r.Workload]; !planned && (r.State == StateLaunching || r.State == StateReady) {
 			d.CostPerHourAfter += pl.price(r.Offer)
 		}
 	}
@@ -165,63 +166,80 @@ func (pl *Planner) costAfter(wpl *wplan) float64 {
 	return c
 }
 
-// actions builds a workload's actions: launches grouped by offer and reason, then drains grouped
-// the same way, then any approval request.
-func (pl *Planner) actions(wpl *wplan) []Action {
-	var out []Action
-	type key struct {
-		offer  int
-		reason Reason
-	}
-	idx := map[key]int{}
+// appendActions appends a workload's actions to dst: launches grouped by offer and reason, then
+// drains grouped the same way, then any approval request. A workload has a handful of actions, so
+// grouping scans what is built so far rather than keeping maps.
+func (pl *Planner) appendActions(dst []Action, wpl *wplan) []Action {
+	start := len(dst)
 	for _, sl := range wpl.desired {
 		if sl.replica >= 0 {
 			continue
 		}
-		k := key{sl.offer, sl.reason}
-		if i, ok := idx[k]; ok {
-			out[i].Count++
-			out[i].CostPerHour += pl.s.Offers[sl.offer].PricePerHour
+		o := &pl.s.Offers[sl.offer]
+		if i := findAction(dst[start:], ActionLaunch, o.ID, sl.reason); i >= 0 {
+			dst[start+i].Count++
+			dst[start+i].CostPerHour += o.PricePerHour
 			continue
 		}
-		idx[k] = len(out)
-		out = append(out, Action{Kind: ActionLaunch, Workload: wpl.w.ID, Offer: pl.s.Offers[sl.offer].ID,
-			Count: 1, Reason: sl.reason, CostPerHour: pl.s.Offers[sl.offer].PricePerHour})
+		dst = append(dst, Action{Kind: ActionLaunch, Workload: wpl.w.ID, Offer: o.ID,
+			Count: 1, Reason: sl.reason, CostPerHour: o.PricePerHour})
 	}
-	dIdx := map[string]int{}
 	for _, dr := range wpl.drains {
 		r := &pl.s.Replicas[dr.replica]
-		k := r.Offer + "\x00" + string(dr.reason)
-		if i, ok := dIdx[k]; ok {
-			out[i].Replicas = append(out[i].Replicas, r.ID)
-			out[i].Count++
-			out[i].CostPerHour -= pl.price(r.Offer)
+		if i := findAction(dst[start:], ActionDrain, r.Offer, dr.reason); i >= 0 {
+			a := &dst[start+i]
+			a.Replicas = append(a.Replicas, r.ID)
+			a.Count++
+			a.CostPerHour -= pl.price(r.Offer)
 			continue
 		}
-		dIdx[k] = len(out)
-		out = append(out, Action{Kind: ActionDrain, Workload: wpl.w.ID, Offer: r.Offer, Count: 1,
+		dst = append(dst, Action{Kind: ActionDrain, Workload: wpl.w.ID, Offer: r.Offer, Count: 1,
 			Replicas: []string{r.ID}, Reason: dr.reason, CostPerHour: -pl.price(r.Offer)})
 	}
-	out = append(out, wpl.approvals...)
-	for i := range out {
-		out[i].ID = pl.actionID(&out[i], i)
+	dst = append(dst, wpl.approvals...)
+	for i := start; i < len(dst); i++ {
+		dst[i].ID = pl.actionID(&dst[i], i-start)
 	}
-	return out
+	return dst
+}
+
+// findAction is the index of the action of that kind, offer and reason in out, or -1.
+func findAction(out []Action, kind ActionKind, offer string, reason Reason) int {
+	for i := range out {
+		if out[i].Kind == kind && out[i].Offer == offer && out[i].Reason == reason {
+			return i
+		}
+	}
+	return -1
 }
 
 // actionID hashes what the action is and when it was planned, so a re-sent plan carries the same
 // ids and a different plan different ones.
 func (pl *Planner) actionID(a *Action, n int) string {
 	h := fnv.New128a()
-	for _, s := range []string{pl.now.UTC().Format(time.RFC3339Nano), a.Workload, string(a.Kind),
-		a.Offer, string(a.Reason), strconv.Itoa(a.Count), strconv.Itoa(n),
-		strconv.FormatUint(pl.s.Seed, 16)} {
+	var num [20]byte
+	for _, s := range [...]string{pl.nowText(), a.Workload, string(a.Kind), a.Offer, string(a.Reason)} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
+	for _, v := range [...]uint64{uint64(a.Count), uint64(n)} {
+		h.Write(strconv.AppendUint(num[:0], v, 10))
+		h.Write([]byte{0})
+	}
+	h.Write(strconv.AppendUint(num[:0], pl.s.Seed, 16))
+	h.Write([]byte{0})
 	for _, r := range a.Replicas {
 		h.Write([]byte(r))
 		h.Write([]byte{0})
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [16]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
+}
+
+// nowText is the planning time as action ids hash it, formatted once per time.
+func (pl *Planner) nowText() string {
+	if !pl.nowAt.Equal(pl.now) || pl.nowStr == "" {
+		pl.nowAt, pl.nowStr = pl.now, pl.now.UTC().Format(time.RFC3339Nano)
+	}
+	return pl.nowStr
 }

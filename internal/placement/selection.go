@@ -85,6 +85,29 @@ func (s *selection) options(accept func(oi int) bool) []option {
 	return out
 }
 
+// cheapestOption is cheapest(s.options(accept)) without building the list: fill and hedge ask it
+// once per replica of every workload.
+func (s *selection) cheapestOption(accept func(oi int) bool) (option, bool) {
+	best, found := option{}, false
+	for i, in := range s.incs {
+		if s.usedInc[in.replica] || (accept != nil && !accept(in.offer)) {
+			continue
+		}
+		if c := in.cost + s.spreadPenalty(in.offer); !found || c < best.cost {
+			best, found = option{inc: i, cand: -1, cost: c}, true
+		}
+	}
+	for c, oi := range s.wp.cand {
+		if !s.wp.ix.hasRoom(int(oi)) || (accept != nil && !accept(int(oi))) {
+			continue
+		}
+		if cost := s.newCost(int(oi)) + s.spreadPenalty(int(oi)); !found || cost < best.cost {
+			best, found = option{inc: -1, cand: c, cost: cost}, true
+		}
+	}
+	return best, found
+}
+
 func cheapest(opts []option) (option, bool) {
 	if len(opts) == 0 {
 		return option{}, false
@@ -133,7 +156,7 @@ func (s *selection) remove(i int) {
 func (s *selection) fill(incs []incumbent, n int) {
 	s.incs = incs
 	for len(s.slots) < n {
-		o, ok := cheapest(s.options(nil))
+		o, ok := s.cheapestOption(nil)
 		if !ok {
 			return
 		}

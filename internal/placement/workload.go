@@ -68,7 +68,36 @@ type workloadPlanner struct {
 	newCount []int
 	usedInc  map[int]bool
 	optBuf   []option
+	incBuf   []incumbent
 	exact    exactSearch
+	// plans and slots are slabs the per-workload plans are carved from, so a full re-plan
+	// allocates a few large blocks rather than two small ones per workload.
+	plans []wplan
+	slots []slot
+}
+
+// slabSize is how many plans, or slots, one slab allocation holds.
+const slabSize = 1024
+
+// newPlan is a zeroed plan from the slab.
+func (wp *workloadPlanner) newPlan() *wplan {
+	if len(wp.plans) == 0 {
+		wp.plans = make([]wplan, slabSize)
+	}
+	out := &wp.plans[0]
+	wp.plans = wp.plans[1:]
+	return out
+}
+
+// slotList is an empty slot list with room for n from the slab; appending beyond n reallocates
+// it on its own, never into a neighbour's slots.
+func (wp *workloadPlanner) slotList(n int) []slot {
+	if len(wp.slots) < n {
+		wp.slots = make([]slot, max(slabSize, n))
+	}
+	out := wp.slots[:0:n]
+	wp.slots = wp.slots[n:]
+	return out
 }
 
 // incumbent is a live replica competing to stay in the desired set.
@@ -83,9 +112,11 @@ type incumbent struct {
 // replicas in the snapshot.
 func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	ix, p := wp.ix, wp.p
-	out := &wplan{w: w, need: target(w)}
+	out := wp.newPlan()
+	out.w, out.need = w, target(w)
 	window := lossWindow(w, p)
-	var incs []incumbent
+	incs := wp.incBuf[:0]
+	defer func() { wp.incBuf = incs[:0] }()
 	var invalid []int
 	for _, ri := range reps {
 		r := &wp.s.Replicas[ri]
@@ -117,6 +148,7 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	limit := out.need + max(p.MaxHedge, 0) + max(w.MinLocations, 0) + 8
 	wp.cand = ix.candidates(wp.cand[:0], w, limit, p)
 	sel := newSelection(wp, w, window)
+	sel.slots = wp.slotList(out.need + max(p.MaxHedge, 0) + 2)
 	sel.fill(incs, out.need)
 	sel.repair(w.MinLocations)
 	if len(sel.slots) < out.need {
