@@ -1,0 +1,257 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// Change is one action of a plan as a budget sees it: where its spend lands and how much.
+type Change struct {
+	ActionID string
+	Kind     placement.ActionKind
+	Reason   placement.Reason
+	Provider string // empty for a scale action, which spans the workload's locations
+	Location string
+	// USDPerHour is the change in spend per hour once the action is applied (negative for cuts).
+	USDPerHour float64
+	// BelowMinimum marks a cut the planner would make below the workload's minimum: it is never
+	// applied without an approval.
+	BelowMinimum bool
+}
+
+// Plan is the part of a placement decision that concerns one workload.
+type Plan struct {
+	ID       string
+	Workload string
+	Team     string
+	Changes  []Change
+}
+
+// Rise is the change in spend per hour of the plan's changes inside scope.
+func (p Plan) Rise(sc Scope) float64 {
+	r := 0.0
+	for _, c := range p.Changes {
+		if p.inScope(sc, c) {
+			r += c.USDPerHour
+		}
+	}
+	return r
+}
+
+// inScope reports whether a change falls in sc. A scale action has no location: it falls in any
+// scope that its workload and team fall in.
+func (p Plan) inScope(sc Scope, c Change) bool {
+	if c.Location == "" {
+		return sc.Matches(p.Workload, p.Team, sc.Provider, sc.Location)
+	}
+	return sc.Matches(p.Workload, p.Team, c.Provider, c.Location)
+}
+
+// Outcome is a budget's answer on a plan.
+type Outcome string
+
+// The outcomes of a review.
+const (
+	Allow         Outcome = "allow"          // apply it
+	NeedsApproval Outcome = "needs_approval" // ask Approvers; no answer by Timeout means rejected
+	Blocked       Outcome = "blocked"        // drop the actions in Verdict.Blocked, apply the rest
+)
+
+// Verdict is the budgets' answer on one plan.
+type Verdict struct {
+	Outcome   Outcome
+	Reasons   []string // one line per policy that held the plan back
+	Policies  []string
+	Blocked   []string // ids of actions that may not be applied
+	Approve   []string // ids of actions that wait for an approval
+	Approvers []string // Slack user or group ids that may approve; union over the policies
+	Timeout   time.Duration
+}
+
+// replacement reasons add no capacity: they replace what was lost, moved or disqualified, so
+// block-scale-up lets them through.
+var replacement = []placement.Reason{placement.ReasonReclaim, placement.ReasonCheaperOffer,
+	placement.ReasonResidency, placement.ReasonFallback}
+
+// Status is a policy's position as of the last evaluation.
+type Status struct {
+	Policy  Policy
+	Spend   Spend
+	Reached []Threshold
+}
+
+// Active reports whether a reached threshold takes action a.
+func (s Status) Active(a Action) bool {
+	return slices.ContainsFunc(s.Reached, func(t Threshold) bool { return t.Action == a })
+}
+
+// Gate is what the arbiter asks about budgets: it holds the policies (kept current from
+// Store.Watch), evaluates spend on each tick, reviews plans and gives the planner its caps.
+// Safe for concurrent use; it does no I/O and reads no clock.
+type Gate struct {
+	mu       sync.Mutex
+	policies []Policy
+	tracker  Tracker
+	status   map[string]Status
+}
+
+// NewGate returns a gate with no policies.
+func NewGate() *Gate { return &Gate{status: map[string]Status{}} }
+
+// SetPolicies replaces the policies; what was tracked for a removed policy is dropped.
+func (g *Gate) SetPolicies(ps []Policy) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	keep := map[string]bool{}
+	for _, p := range ps {
+		keep[p.Name] = true
+	}
+	for _, p := range g.policies {
+		if !keep[p.Name] {
+			g.tracker.Forget(p.Name)
+			delete(g.status, p.Name)
+		}
+	}
+	g.policies = slices.Clone(ps)
+}
+
+// Restore seeds the alert tracker with alerts already published this period.
+func (g *Gate) Restore(alerts []*events.BudgetAlert) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tracker.Restore(alerts)
+}
+
+// Evaluate measures every policy's spend at now from the replica intervals and returns the
+// budget.alert events to publish.
+func (g *Gate) Evaluate(now time.Time, ivs []Interval) []*events.BudgetAlert {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*events.BudgetAlert
+	for _, p := range g.policies {
+		s := Measure(p, ivs, now)
+		g.status[p.Name] = Status{Policy: p, Spend: s, Reached: Reached(p, s)}
+		out = append(out, g.tracker.Step(p, s, now)...)
+	}
+	return out
+}
+
+// Statuses returns every policy's position as of the last evaluation, by name.
+func (g *Gate) Statuses() []Status {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]Status, 0, len(g.status))
+	for _, p := range g.policies {
+		if s, ok := g.status[p.Name]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// current is the status of p if the last evaluation is in the period holding now.
+func (g *Gate) current(p Policy, now time.Time) (Status, bool) {
+	s, ok := g.status[p.Name]
+	if !ok || now.Before(s.Spend.PeriodStart) || !now.Before(s.Spend.PeriodEnd) {
+		return Status{}, false
+	}
+	return s, true
+}
+
+// Caps returns the spend caps the planner must respect at now: a scope whose block-scale-up
+// threshold is reached may not spend more per hour than it burns now; one whose scale-to-floor
+// threshold is reached is capped at zero, so the planner cuts it to the workloads' minimums and
+// asks for approval (never acts) below them. Statuses from an earlier period give no caps.
+func (g *Gate) Caps(now time.Time) []placement.Budget {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []placement.Budget
+	for _, p := range g.policies {
+		s, ok := g.current(p, now)
+		if !ok {
+			continue
+		}
+		switch {
+		case s.Active(ScaleToFloor):
+			out = append(out, placement.Budget{Name: p.Name, Scope: p.Scope.Placement(), MaxPerHour: 0})
+		case s.Active(BlockScaleUp):
+			out = append(out, placement.Budget{Name: p.Name, Scope: p.Scope.Placement(), MaxPerHour: s.Spend.BurnPerHour})
+		}
+	}
+	return out
+}
+
+// Review decides whether a plan may be applied as it is. Cuts below a workload's minimum always
+// wait for an approval; a plan rising more than a policy's approve_over while approval is
+// required waits too; actions that add capacity while block-scale-up holds are blocked. The
+// context is unused: it keeps the signature of a gate that would ask elsewhere.
+func (g *Gate) Review(_ context.Context, plan Plan, now time.Time) Verdict {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var v verdictBuilder
+	covered := map[string]bool{}
+	for _, p := range g.policies {
+		if !slices.ContainsFunc(plan.Changes, func(c Change) bool { return plan.inScope(p.Scope, c) }) {
+			continue
+		}
+		s, _ := g.current(p, now)
+		for _, c := range plan.Changes {
+			if c.BelowMinimum && plan.inScope(p.Scope, c) {
+				covered[c.ActionID] = true
+				v.approve(p, c.ActionID, fmt.Sprintf("budget %q: cutting %s below its minimum needs an approval", p.Name, plan.Workload))
+			}
+		}
+		if s.Active(BlockScaleUp) || s.Active(ScaleToFloor) {
+			for _, c := range plan.Changes {
+				if grows(c) && plan.inScope(p.Scope, c) {
+					v.block(p, c.ActionID, fmt.Sprintf("budget %q: scale-up blocked at %s of %.0f %s this %s",
+						p.Name, reachedOf(s, BlockScaleUp, ScaleToFloor), p.Limit, p.Currency, p.Period))
+				}
+			}
+		}
+		if rise := plan.Rise(p.Scope); approvalRequired(p, s) && rise > float64(p.ApproveOver) && rise > 0 {
+			for _, c := range plan.Changes {
+				if c.USDPerHour > 0 && plan.inScope(p.Scope, c) {
+					v.approve(p, c.ActionID, fmt.Sprintf("budget %q: the plan adds %.2f %s/h, over the %s allowed without approval",
+						p.Name, rise, p.Currency, p.ApproveOver))
+				}
+			}
+		}
+	}
+	for _, c := range plan.Changes {
+		if c.BelowMinimum && !covered[c.ActionID] {
+			v.approve(Policy{}, c.ActionID, fmt.Sprintf("cutting %s below its minimum needs an approval, and no budget policy names approvers", plan.Workload))
+		}
+	}
+	return v.verdict()
+}
+
+// approvalRequired: a reached require-approval threshold, or approve_over on a policy that has
+// no require-approval threshold (then the rule always holds).
+func approvalRequired(p Policy, s Status) bool {
+	if p.Has(RequireApproval) {
+		return s.Active(RequireApproval)
+	}
+	return p.ApproveOver > 0
+}
+
+func grows(c Change) bool {
+	return c.Kind == placement.ActionLaunch && c.USDPerHour > 0 && !slices.Contains(replacement, c.Reason)
+}
+
+func reachedOf(s Status, as ...Action) string {
+	for _, t := range s.Reached {
+		if slices.Contains(as, t.Action) {
+			return t.On.String() + " " + t.At.String()
+		}
+	}
+	return "its limit"
+}
+
+func (b Basis) String() string { return string(b) }

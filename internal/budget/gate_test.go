@@ -1,0 +1,167 @@
+package budget
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// gatePolicy: 100 USD a day on workload llm; forecast 100% asks approval over 5/h, actual 100%
+// blocks scale-up, actual 120% scales to the floor.
+func gatePolicy() Policy {
+	p := Policy{Name: "llm-daily", Scope: Scope{Workload: "llm"}, Period: Day, Limit: 100, Currency: "USD",
+		Thresholds: []Threshold{{At: Level{80, true}}, {At: Level{100, true}, On: Forecast, Action: RequireApproval},
+			{At: Level{100, true}, Action: BlockScaleUp}, {At: Level{120, true}, Action: ScaleToFloor}},
+		ApproveOver: 5, Approvers: []string{"U1AAA"}, ApprovalTimeout: Duration(20 * time.Minute)}
+	p.Normalize()
+	return p
+}
+
+// gateAt returns a gate whose llm spend at noon burns perHour since midnight: actual is 12×,
+// forecast 24× the rate.
+func gateAt(perHour float64, ps ...Policy) (*Gate, time.Time) {
+	g := NewGate()
+	g.SetPolicies(ps)
+	now := t0.Add(12 * time.Hour)
+	g.Evaluate(now, []Interval{{Workload: "llm", Provider: "gcp", Location: "gcp-usc1", USDPerHour: perHour, From: t0}})
+	return g, now
+}
+
+func launch(id string, reason placement.Reason, perHour float64) Change {
+	return Change{ActionID: id, Kind: placement.ActionLaunch, Reason: reason, Provider: "gcp",
+		Location: "gcp-usc1", USDPerHour: perHour}
+}
+
+func TestReview(t *testing.T) {
+	below := Change{ActionID: "cut", Kind: placement.ActionScale, Reason: placement.ReasonBudget, USDPerHour: -8, BelowMinimum: true}
+	noRule := gatePolicy()
+	noRule.Thresholds = noRule.Thresholds[:1] // notify at 80% only: approve_over then always holds
+	tests := []struct {
+		name          string
+		perHour       float64
+		policies      []Policy
+		plan          Plan
+		wantOutcome   Outcome
+		wantBlocked   []string
+		wantApprove   []string
+		wantApprovers []string
+		wantTimeout   time.Duration
+	}{
+		{"under every line", 3, nil, Plan{Workload: "llm", Changes: []Change{launch("a", placement.ReasonDemandUp, 8)}},
+			Allow, nil, nil, nil, 0},
+		{"forecast over, small rise", 4.5, nil, Plan{Workload: "llm", Changes: []Change{launch("a", placement.ReasonDemandUp, 4)}},
+			Allow, nil, nil, nil, 0},
+		{"forecast over, rise over 5/h", 4.5, nil, Plan{Workload: "llm", Changes: []Change{
+			launch("a", placement.ReasonDemandUp, 4), launch("b", placement.ReasonHedge, 4),
+			{ActionID: "d", Kind: placement.ActionDrain, Location: "gcp-usc1", Provider: "gcp", USDPerHour: -1}}},
+			NeedsApproval, nil, []string{"a", "b"}, []string{"U1AAA"}, 20 * time.Minute},
+		{"actual over: scale-up blocked", 9, nil, Plan{Workload: "llm", Changes: []Change{launch("a", placement.ReasonDemandUp, 4)}},
+			Blocked, []string{"a"}, nil, nil, 0},
+		{"actual over: a reclaim replacement goes through", 9, nil, Plan{Workload: "llm", Changes: []Change{launch("r", placement.ReasonReclaim, 4)}},
+			Allow, nil, nil, nil, 0},
+		{"floor reached: growth blocked too", 10.5, nil, Plan{Workload: "llm", Changes: []Change{launch("a", placement.ReasonDemandUp, 1)}},
+			Blocked, []string{"a"}, nil, nil, 0},
+		{"below minimum always asks", 3, nil, Plan{Workload: "llm", Changes: []Change{below}},
+			NeedsApproval, nil, []string{"cut"}, []string{"U1AAA"}, 20 * time.Minute},
+		{"other workload", 10.5, nil, Plan{Workload: "search", Changes: []Change{launch("a", placement.ReasonDemandUp, 50)}},
+			Allow, nil, nil, nil, 0},
+		{"below minimum with no policy in scope", 3, nil, Plan{Workload: "search", Changes: []Change{below}},
+			NeedsApproval, nil, []string{"cut"}, nil, DefaultApprovalTimeout},
+		{"approve_over without a require-approval threshold always holds", 1, []Policy{noRule},
+			Plan{Workload: "llm", Changes: []Change{launch("a", placement.ReasonDemandUp, 6)}},
+			NeedsApproval, nil, []string{"a"}, []string{"U1AAA"}, 20 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := tt.policies
+			if ps == nil {
+				ps = []Policy{gatePolicy()}
+			}
+			g, now := gateAt(tt.perHour, ps...)
+			v := g.Review(context.Background(), tt.plan, now)
+			if v.Outcome != tt.wantOutcome || !reflect.DeepEqual(v.Blocked, tt.wantBlocked) ||
+				!reflect.DeepEqual(v.Approve, tt.wantApprove) || !reflect.DeepEqual(v.Approvers, tt.wantApprovers) ||
+				v.Timeout != tt.wantTimeout {
+				t.Errorf("Review = %+v\nwant %s blocked %v approve %v approvers %v timeout %v",
+					v, tt.wantOutcome, tt.wantBlocked, tt.wantApprove, tt.wantApprovers, tt.wantTimeout)
+			}
+			if tt.wantOutcome != Allow && len(v.Reasons) == 0 {
+				t.Error("a held plan carries no reason")
+			}
+		})
+	}
+}
+
+func TestCaps(t *testing.T) {
+	scope := placement.Scope{Workload: "llm"}
+	tests := []struct {
+		name    string
+		perHour float64
+		later   time.Duration
+		want    []placement.Budget
+	}{
+		{"under the lines", 3, 0, nil},
+		{"forecast only: approvals, no cap", 4.5, 0, nil},
+		{"block scale-up holds spend at the burn rate", 9, 0, []placement.Budget{{Name: "llm-daily", Scope: scope, MaxPerHour: 9}}},
+		{"scale to floor caps at zero", 10.5, 0, []placement.Budget{{Name: "llm-daily", Scope: scope, MaxPerHour: 0}}},
+		{"a new day lifts the cap until evaluated", 10.5, 13 * time.Hour, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, now := gateAt(tt.perHour, gatePolicy())
+			if got := g.Caps(now.Add(tt.later)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Caps = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGateEvaluateAlertsOnceAndForgetsRemovedPolicies(t *testing.T) {
+	g, now := gateAt(9, gatePolicy())
+	st := g.Statuses()
+	if len(st) != 1 || !near(st[0].Spend.Actual, 108) || !st[0].Active(BlockScaleUp) || st[0].Active(ScaleToFloor) {
+		t.Fatalf("status = %+v", st)
+	}
+	ivs := []Interval{{Workload: "llm", USDPerHour: 9, From: t0}}
+	if again := g.Evaluate(now.Add(time.Minute), ivs); len(again) != 0 {
+		t.Errorf("second evaluation alerted again: %v", again)
+	}
+	g.SetPolicies(nil)
+	if len(g.Statuses()) != 0 || len(g.Caps(now)) != 0 {
+		t.Error("a removed policy still has a status or caps")
+	}
+	g.SetPolicies([]Policy{gatePolicy()})
+	if got := g.Evaluate(now.Add(2*time.Minute), ivs); len(got) != 3 {
+		t.Errorf("a re-created policy sent %d alerts, want 3 (80%%, 100%%, forecast 100%%)", len(got))
+	}
+}
+
+func TestPlansFromDecision(t *testing.T) {
+	snap := placement.Snapshot{
+		Locations: []placement.Location{{ID: "gcp-usc1", Provider: "gcp"}, {ID: "aws-use1", Provider: "aws"}},
+		Offers: []placement.Offer{{ID: "g1", Location: "gcp-usc1", PricePerHour: 10},
+			{ID: "a1", Location: "aws-use1", PricePerHour: 12}},
+		Workloads: []placement.Workload{{ID: "llm", Team: "search"}, {ID: "emb", Team: "ml"}},
+	}
+	d := placement.Decision{Actions: []placement.Action{
+		{ID: "x1", Kind: placement.ActionLaunch, Workload: "llm", Offer: "a1", Count: 1, Reason: placement.ReasonReclaim, CostPerHour: 12},
+		{ID: "x2", Kind: placement.ActionDrain, Workload: "emb", Offer: "g1", Replicas: []string{"r1"}, Reason: placement.ReasonDemandDown, CostPerHour: -10},
+		{ID: "x3", Kind: placement.ActionScale, Workload: "llm", Count: 1, Reason: placement.ReasonBudget, NeedsApproval: true, CostPerHour: -12},
+	}}
+	want := []Plan{
+		{ID: "x1", Workload: "llm", Team: "search", Changes: []Change{
+			{ActionID: "x1", Kind: placement.ActionLaunch, Reason: placement.ReasonReclaim, Provider: "aws", Location: "aws-use1", USDPerHour: 12},
+			{ActionID: "x3", Kind: placement.ActionScale, Reason: placement.ReasonBudget, USDPerHour: -12, BelowMinimum: true}}},
+		{ID: "x2", Workload: "emb", Team: "ml", Changes: []Change{
+			{ActionID: "x2", Kind: placement.ActionDrain, Reason: placement.ReasonDemandDown, Provider: "gcp", Location: "gcp-usc1", USDPerHour: -10}}},
+	}
+	if got := PlansFromDecision(snap, d); !reflect.DeepEqual(got, want) {
+		t.Errorf("PlansFromDecision =\n%+v\nwant\n%+v", got, want)
+	}
+	if r := want[0].Rise(Scope{Provider: "aws"}); r != 0 {
+		t.Errorf("rise in aws = %v: the scale action spans the workload and counts in any scope it matches", r)
+	}
+}

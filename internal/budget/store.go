@@ -1,0 +1,214 @@
+package budget
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+)
+
+// ErrNotFound says no policy of that name exists (or it was deleted).
+var ErrNotFound = errors.New("budget policy not found")
+
+// Revision is one stored version of a policy: who wrote it and when. The KV bucket keeps them all
+// (up to its history depth), so the revisions of a policy are its audit trail.
+type Revision struct {
+	Policy   Policy    `json:"policy"`
+	Actor    string    `json:"actor"`
+	At       time.Time `json:"at"`
+	Deleted  bool      `json:"deleted,omitempty"`
+	Revision uint64    `json:"revision"` // the KV sequence; set on read, not stored
+}
+
+// Store keeps budget policies in the NATS KV bucket bus.BucketBudgets. A delete is written as a
+// revision marked deleted, so the trail says who deleted a policy and when.
+type Store struct {
+	kv jetstream.KeyValue
+}
+
+// NewStore returns a store over an open bucket.
+func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
+
+// OpenStore opens the budget bucket, creating it as bus defines it when it does not exist yet
+// (the CLI may run before the arbiter first started).
+func OpenStore(ctx context.Context, js jetstream.JetStream) (*Store, error) {
+	kv, err := js.KeyValue(ctx, bus.BucketBudgets)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		for _, cfg := range bus.Buckets(bus.Options{}) {
+			if cfg.Bucket == bus.BucketBudgets {
+				kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s: %w", bus.BucketBudgets, err)
+	}
+	return NewStore(kv), nil
+}
+
+// Put validates p and stores it as a new revision by actor at the given time.
+func (s *Store) Put(ctx context.Context, p Policy, actor string, at time.Time) (uint64, error) {
+	p.Normalize()
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
+	return s.write(ctx, Revision{Policy: p, Actor: actor, At: at})
+}
+
+// Delete marks the policy deleted, by actor at the given time.
+func (s *Store) Delete(ctx context.Context, name, actor string, at time.Time) (uint64, error) {
+	cur, err := s.Get(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	return s.write(ctx, Revision{Policy: cur.Policy, Actor: actor, At: at, Deleted: true})
+}
+
+func (s *Store) write(ctx context.Context, r Revision) (uint64, error) {
+	if strings.TrimSpace(r.Actor) == "" {
+		return 0, errors.New("writing a budget policy needs an actor: pass --actor or run as a named OS user")
+	}
+	r.At = r.At.UTC()
+	data, err := json.Marshal(r)
+	if err != nil {
+		return 0, fmt.Errorf("encoding budget policy %q: %w", r.Policy.Name, err)
+	}
+	rev, err := s.kv.Put(ctx, r.Policy.Name, data)
+	if err != nil {
+		return 0, fmt.Errorf("storing budget policy %q: %w", r.Policy.Name, err)
+	}
+	return rev, nil
+}
+
+// Get returns the latest revision of a live policy, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, name string) (Revision, error) {
+	if !nameRE.MatchString(name) {
+		return Revision{}, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	e, err := s.kv.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Revision{}, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return Revision{}, fmt.Errorf("reading budget policy %q: %w", name, err)
+	}
+	r, err := decodeRevision(e)
+	if err != nil {
+		return Revision{}, err
+	}
+	if r.Deleted {
+		return Revision{}, fmt.Errorf("%q (deleted by %s at %s): %w", name, r.Actor, r.At.Format(time.RFC3339), ErrNotFound)
+	}
+	return r, nil
+}
+
+// List returns the latest revision of every live policy, by name.
+func (s *Store) List(ctx context.Context) ([]Revision, error) {
+	keys, err := s.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing budget policies: %w", err)
+	}
+	var out []Revision
+	for k := range keys.Keys() {
+		r, err := s.Get(ctx, k)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Revision) int { return strings.Compare(a.Policy.Name, b.Policy.Name) })
+	return out, nil
+}
+
+// History returns every kept revision of a policy, oldest first, deletions included.
+func (s *Store) History(ctx context.Context, name string) ([]Revision, error) {
+	if !nameRE.MatchString(name) {
+		return nil, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	entries, err := s.kv.History(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of budget policy %q: %w", name, err)
+	}
+	out := make([]Revision, 0, len(entries))
+	for _, e := range entries {
+		if e.Operation() != jetstream.KeyValuePut {
+			continue // a purge or delete made outside this store carries no actor
+		}
+		r, err := decodeRevision(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Watch calls apply with every live policy, once the bucket's current contents are read and then
+// after every change, until ctx ends. The arbiter uses it to keep its Gate current.
+func (s *Store) Watch(ctx context.Context, apply func([]Policy)) error {
+	w, err := s.kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("watching budget policies: %w", err)
+	}
+	defer w.Stop() //nolint:errcheck // nothing to do about it at exit
+	live := map[string]Policy{}
+	loaded := false // the watcher sends nil once the current contents are read
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("watching budget policies: the watcher stopped")
+			}
+			if e == nil {
+				loaded = true
+			} else {
+				update(live, e)
+			}
+			if loaded {
+				apply(values(live))
+			}
+		}
+	}
+}
+
+func update(live map[string]Policy, e jetstream.KeyValueEntry) {
+	r, err := decodeRevision(e)
+	if e.Operation() != jetstream.KeyValuePut || err != nil || r.Deleted {
+		delete(live, e.Key())
+		return
+	}
+	live[e.Key()] = r.Policy
+}
+
+func values(m map[string]Policy) []Policy {
+	out := make([]Policy, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Policy) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func decodeRevision(e jetstream.KeyValueEntry) (Revision, error) {
+	var r Revision
+	if err := json.Unmarshal(e.Value(), &r); err != nil {
+		return r, fmt.Errorf("decoding budget policy %q revision %d: %w", e.Key(), e.Revision(), err)
+	}
+	r.Revision = e.Revision()
+	return r, nil
+}
