@@ -19,5 +19,6 @@ By default it publishes to the embedded NATS server that "arbiter run" starts on
 127.0.0.1:4222. "collector prices" fetches once and prints, for a person checking what Bursar sees.`,
 		&g, cli.DefaultNATS, "NATS URL to publish to")
 	root.AddCommand(newPricesCmd())
+	root.AddCommand(newRunCmd(&g))
 	os.Exit(cli.Main(root))
 }
