@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-dev/bursar/internal/budget"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/cli"
+)
+
+type budgetOptions struct {
+	output string
+	actor  string
+}
+
+func newBudgetCmd(g *cli.Globals) *cobra.Command {
+	var o budgetOptions
+	cmd := &cobra.Command{
+		Use:   "budget",
+		Short: "Set and read budget policies (stored in NATS KV with their history)",
+		Long: `Budget policies cap the spend of a scope (a workload, a team, a provider or a location)
+over a day, week or month. Thresholds on actual or forecast spend notify, require approval for
+plans that raise spend, block scale-up or scale down to the workloads' floor.
+
+Every change is a revision in the NATS KV bucket ` + bus.BucketBudgets + `, with who made it
+(--actor, or the OS user) and when: "arbiter budget history NAME" is the audit trail.`,
+	}
+	f := cmd.PersistentFlags()
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table, json or yaml")
+	f.StringVar(&o.actor, "actor", "", "who is making the change, for the history (default: the OS user)")
+	cmd.AddCommand(budgetSetCmd(g, &o), budgetGetCmd(g, &o), budgetListCmd(g, &o),
+		budgetHistoryCmd(g, &o), budgetDeleteCmd(g, &o))
+	return cmd
+}
+
+func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
+	var fl budget.Flags
+	var file string
+	cmd := &cobra.Command{
+		Use:   "set NAME --scope KEY=VALUE --period day|week|month --limit N [flags] | set -f policy.yaml",
+		Short: "Create or change a budget policy, from flags or from a YAML file",
+		Example: `  arbiter budget set llm-monthly --scope workload=llm-inference --period month \
+    --limit 50000 --currency USD --alert 50%,80%,100% --forecast-alert 100% \
+    --on 100%:block-scale-up --on 120%:scale-to-floor \
+    --approve-over 25/h --approvers U123ABC,S456DEF --approval-timeout 30m
+  arbiter budget set -f budgets/llm.yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if file != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file != "" {
+				for _, name := range []string{"scope", "period", "limit", "currency", "alert", "forecast-alert", "on", "approve-over", "approvers", "approval-timeout"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s and -f both given: put the policy in the file, or use flags without -f", name)
+					}
+				}
+			}
+			policies, err := policiesToSet(file, args, fl)
+			if err != nil {
+				return err
+			}
+			actor, err := o.who()
+			if err != nil {
+				return err
+			}
+			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
+				for _, p := range policies {
+					rev, err := s.Put(ctx, p, actor, time.Now())
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "budget %q set (revision %d, by %s)\n", p.Name, rev, actor)
+				}
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "file", "f", "", "read policies from a YAML file ('-' for stdin) instead of flags")
+	f.StringVar(&fl.Scope, "scope", "", "what the budget covers: workload=NAME, team=NAME, provider=NAME, location=NAME (comma-separated to combine) or all")
+	f.StringVar(&fl.Period, "period", "month", "budget period: day, week or month (UTC calendar periods)")
+	f.Float64Var(&fl.Limit, "limit", 0, "spend limit per period")
+	f.StringVar(&fl.Currency, "currency", "USD", "currency of the limit (ISO 4217)")
+	f.StringSliceVar(&fl.Alerts, "alert", nil, "notify when actual spend reaches these levels: 80% or an amount")
+	f.StringSliceVar(&fl.ForecastAlerts, "forecast-alert", nil, "notify when forecast spend for the period reaches these levels")
+	f.StringArrayVar(&fl.On, "on", nil, "act at a level: [actual:|forecast:]LEVEL:ACTION with ACTION notify, require-approval, block-scale-up or scale-to-floor (repeatable)")
+	f.StringVar(&fl.ApproveOver, "approve-over", "", "plans raising spend by more than this per hour need approval, e.g. 25/h")
+	f.StringSliceVar(&fl.Approvers, "approvers", nil, "Slack user (U…) or user group (S…) ids who may approve")
+	f.DurationVar(&fl.ApprovalTimeout, "approval-timeout", budget.DefaultApprovalTimeout, "an approval not given in this time counts as rejected")
+	return cmd
+}
+
+func policiesToSet(file string, args []string, fl budget.Flags) ([]budget.Policy, error) {
+	if file == "" {
+		p, err := fl.Policy(args[0])
+		if err != nil {
+			return nil, err
+		}
+		return []budget.Policy{p}, nil
+	}
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading budget policies: %w", err)
+	}
+	return budget.ParseFile(file, data)
+}
+
+func budgetGetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
+	return &cobra.Command{
+		Use: "get NAME", Short: "Show a budget policy", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
+				r, err := s.Get(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return writeRevisions(cmd.OutOrStdout(), o.output, []budget.Revision{r}, showOne)
+			})
+		},
+	}
+}
+
+func budgetListCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
+	return &cobra.Command{
+		Use: "list", Short: "List budget policies", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
+				rs, err := s.List(ctx)
+				if err != nil {
+					return err
+				}
+				return writeRevisions(cmd.OutOrStdout(), o.output, rs, showList)
+			})
+		},
+	}
+}
+
+func budgetHistoryCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
+	return &cobra.Command{
+		Use: "history NAME", Short: "Show every revision of a budget policy: who changed it and when", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
+				rs, err := s.History(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return writeRevisions(cmd.OutOrStdout(), o.output, rs, showHistory)
+			})
+		},
+	}
+}
+
+func budgetDeleteCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
+	return &cobra.Command{
+		Use: "delete NAME", Short: "Delete a budget policy (its history stays)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			actor, err := o.who()
+			if err != nil {
+				return err
+			}
+			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
+				rev, err := s.Delete(ctx, args[0], actor, time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "budget %q deleted (revision %d, by %s)\n", args[0], rev, actor)
+				return nil
+			})
+		},
+	}
+}
+
+// who is the actor recorded with a change: --actor, else the OS user.
+func (o *budgetOptions) who() (string, error) {
+	if a := strings.TrimSpace(o.actor); a != "" {
+		return a, nil
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username, nil
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u, nil
+	}
+	return "", errors.New("cannot tell who is making the change: pass --actor NAME")
+}
+
+// withStore connects to NATS (with no --nats, the embedded server of "arbiter run" at its default
+// address), opens the budget store and runs fn under a deadline.
+func withStore(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *budget.Store) error) error {
+	log, err := g.Logger(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	url := g.NATS
+	if url == "" {
+		url = cli.DefaultNATS
+	}
+	nc, js, err := bus.Connect(ctx, url, "arbiter-budget", log.With("cmd", "budget"))
+	if err != nil {
+		return fmt.Errorf("%w (is \"arbiter run\" up, or is --nats right?)", err)
+	}
+	defer nc.Close()
+	s, err := budget.OpenStore(ctx, js)
+	if err != nil {
+		return err
+	}
+	return fn(ctx, s)
+}
+
+var budgetColumns = []string{"name", "scope", "period", "limit", "currency", "thresholds",
+	"approve_over", "approvers", "timeout", "revision", "actor", "at"}
+
+// show says what a listing of revisions is.
+type show int
+
+const (
+	showOne     show = iota // get: one live policy
+	showList                // list: the live policies
+	showHistory             // history: revisions of one policy, with who and when
+)
+
+// writeRevisions prints revisions as a table, JSON (the stored revisions) or YAML. The YAML of
+// get and list is what "set -f" reads, so a policy can be fetched into git and set back.
+func writeRevisions(w io.Writer, format string, rs []budget.Revision, what show) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if what == showOne {
+			return enc.Encode(rs[0])
+		}
+		if rs == nil {
+			rs = []budget.Revision{}
+		}
+		return enc.Encode(rs)
+	case "yaml":
+		return writeYAML(w, rs, what)
+	case "table", "":
+		rows := make([]cli.Row, len(rs))
+		for i, r := range rs {
+			rows[i] = budgetRow(r)
+		}
+		return cli.Write(w, "table", budgetColumns, rows)
+	}
+	return fmt.Errorf("--output %q: want table, json or yaml", format)
+}
+
+// historyYAML is one revision in history's YAML: who and when beside the policy.
+type historyYAML struct {
+	Revision uint64        `yaml:"revision"`
+	Actor    string        `yaml:"actor"`
+	At       time.Time     `yaml:"at"`
+	Deleted  bool          `yaml:"deleted,omitempty"`
+	Policy   budget.Policy `yaml:"policy"`
+}
+
+func writeYAML(w io.Writer, rs []budget.Revision, what show) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	for _, r := range rs {
+		var v any = r.Policy
+		if what == showHistory {
+			v = historyYAML{r.Revision, r.Actor, r.At, r.Deleted, r.Policy}
+		}
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	}
+	return enc.Close()
+}
+
+func budgetRow(r budget.Revision) cli.Row {
+	p := r.Policy
+	var ths []string
+	for _, t := range p.Thresholds {
+		s := t.At.String()
+		if t.On == budget.Forecast {
+			s = "forecast " + s
+		}
+		if t.Action != budget.Notify {
+			s += ":" + string(t.Action)
+		}
+		ths = append(ths, s)
+	}
+	name := p.Name
+	if r.Deleted {
+		name += " (deleted)"
+	}
+	approve := ""
+	if p.ApproveOver > 0 {
+		approve = p.ApproveOver.String()
+	}
+	return cli.Row{"name": name, "scope": p.Scope.String(), "period": string(p.Period),
+		"limit": fmt.Sprintf("%.2f", p.Limit), "currency": p.Currency, "thresholds": strings.Join(ths, ","),
+		"approve_over": approve, "approvers": strings.Join(p.Approvers, ","), "timeout": p.Timeout().String(),
+		"revision": r.Revision, "actor": r.Actor, "at": r.At.Format(time.RFC3339)}
+}
