@@ -1,0 +1,191 @@
+package arbiter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// Book is one workload's desired placement and its actions in flight, stored as one key of the
+// placement KV bucket. Replicas and actions live in the same value so that recording an action
+// and the replicas it launches is one atomic write, and every write is a compare-and-set on the
+// key's revision: a deposed leader's write fails instead of overwriting its successor's.
+type Book struct {
+	Workload   string    `json:"workload"`
+	Replicas   []Rep     `json:"replicas"`
+	Actions    []Record  `json:"actions"`           // not finished: recorded, calling or awaiting_approval
+	Done       []string  `json:"done,omitempty"`    // ids of recently finished actions, newest last
+	Notices    []string  `json:"notices,omitempty"` // reclaim notices already applied
+	LastMoveAt time.Time `json:"last_move_at,omitzero"`
+	Epoch      uint64    `json:"epoch"` // the lease revision of the leader that wrote it
+
+	rev uint64 // KV revision this copy was read or written at
+}
+
+// Rep is one replica as the arbiter intends it. Replicas of one group are interchangeable to an
+// actuator (it sets a count); the ids exist for the planner and the audit log.
+type Rep struct {
+	ID           string                 `json:"id"`
+	Offer        string                 `json:"offer"`
+	Location     string                 `json:"location"`
+	Market       events.Market          `json:"market"`
+	State        placement.ReplicaState `json:"state"`
+	Since        time.Time              `json:"since"`
+	Deadline     time.Time              `json:"deadline,omitzero"`
+	PricePerHour float64                `json:"usd_per_hour"`
+	Notice       string                 `json:"notice,omitempty"`
+}
+
+func (r Rep) group(workload string) actuate.Group {
+	return actuate.Group{Workload: workload, Location: r.Location, Market: r.Market}
+}
+
+// Stage is how far an action got. An action is recorded before its actuator is called and marked
+// calling just before the call; on restart a recorded action is called, and a calling one is
+// first reconciled against what the actuator holds, so it is never applied twice.
+type Stage string
+
+// The stages of an unfinished action.
+const (
+	StageRecorded Stage = "recorded"
+	StageCalling  Stage = "calling"
+	StageAwaiting Stage = "awaiting_approval"
+)
+
+// Record is one action in flight.
+type Record struct {
+	Target        actuate.Target `json:"target"`
+	PlanID        string         `json:"plan_id"`
+	Stage         Stage          `json:"stage"`
+	Drain         []string       `json:"drain,omitempty"` // replica ids a drain removes
+	Launch        []Rep          `json:"launch,omitempty"`
+	NeedsApproval bool           `json:"needs_approval,omitempty"`
+	CostPerHour   float64        `json:"usd_per_hour_delta"`
+	At            time.Time      `json:"at"`
+	Tries         int            `json:"tries,omitempty"`
+	LastError     string         `json:"last_error,omitempty"`
+	// Received is when the reclaim notice this action answers reached the arbiter (wall clock),
+	// for the reaction-time metric; zero for other actions.
+	Received time.Time `json:"received,omitzero"`
+}
+
+// count is how many replicas of g the book holds: those launching, ready or reclaimed but not yet
+// gone. Draining replicas are on their way out.
+func (b *Book) count(g actuate.Group) int {
+	n := 0
+	for _, r := range b.Replicas {
+		if r.group(b.Workload) == g && r.State != placement.StateDraining {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *Book) finished(id string) bool {
+	return slices.Contains(b.Done, id) || slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Target.ActionID == id })
+}
+
+// finish moves an action from in flight to done.
+func (b *Book) finish(id string) {
+	b.Actions = slices.DeleteFunc(b.Actions, func(r Record) bool { return r.Target.ActionID == id })
+	b.Done = append(b.Done, id)
+	if len(b.Done) > maxDone {
+		b.Done = slices.Clone(b.Done[len(b.Done)-maxDone:])
+	}
+}
+
+const maxDone = 128
+
+func (b *Book) record(id string) *Record {
+	for i := range b.Actions {
+		if b.Actions[i].Target.ActionID == id {
+			return &b.Actions[i]
+		}
+	}
+	return nil
+}
+
+func (b *Book) clone() *Book {
+	c := *b
+	c.Replicas = slices.Clone(b.Replicas)
+	c.Actions = slices.Clone(b.Actions)
+	c.Done = slices.Clone(b.Done)
+	c.Notices = slices.Clone(b.Notices)
+	return &c
+}
+
+// ErrDeposed says a write to the placement bucket lost a compare-and-set: another arbiter wrote
+// the key since this one read it, so this one no longer leads.
+var ErrDeposed = errors.New("placement changed under this arbiter: it no longer leads")
+
+const bookPrefix = "workload."
+
+// books reads and writes Books in the placement bucket.
+type books struct{ kv jetstream.KeyValue }
+
+func (s books) key(workload string) string { return bookPrefix + events.Token(workload) }
+
+// load reads every book.
+func (s books) load(ctx context.Context) (map[string]*Book, error) {
+	out := map[string]*Book{}
+	lister, err := s.kv.ListKeysFiltered(ctx, bookPrefix+">")
+	if err != nil {
+		return nil, fmt.Errorf("listing placement keys: %w", err)
+	}
+	for key := range lister.Keys() {
+		e, err := s.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading placement %s: %w", key, err)
+		}
+		var b Book
+		if err := json.Unmarshal(e.Value(), &b); err != nil {
+			return nil, fmt.Errorf("decoding placement %s: %w", key, err)
+		}
+		b.rev = e.Revision()
+		out[b.Workload] = &b
+	}
+	return out, nil
+}
+
+// save writes b if nobody wrote its key since b was read (rev 0: only if the key is new).
+func (s books) save(ctx context.Context, b *Book) error {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("encoding placement of %s: %w", b.Workload, err)
+	}
+	var rev uint64
+	if b.rev == 0 {
+		rev, err = s.kv.Create(ctx, s.key(b.Workload), data)
+	} else {
+		rev, err = s.kv.Update(ctx, s.key(b.Workload), data, b.rev)
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("saving placement of %s: %w", b.Workload, ErrDeposed)
+	}
+	if err != nil {
+		return fmt.Errorf("saving placement of %s: %w", b.Workload, err)
+	}
+	b.rev = rev
+	return nil
+}
+
+// LoadBooks reads every workload's book from the placement bucket, for `arbiter status`.
+func LoadBooks(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]*Book, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s: %w", bucket, err)
+	}
+	return books{kv}.load(ctx)
+}

@@ -1,0 +1,217 @@
+package arbiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// errKilled is what a test hook returns to stop the arbiter dead at a point of an action's life.
+var errKilled = errors.New("arbiter killed")
+
+// maxTries is how often an action is tried before it is given up as failed.
+const maxTries = 5
+
+// dispatch queues a workload for its worker; s.mu is held. All of a workload's actions go to the
+// same worker, so they run one at a time and in order. A full queue is not waited for: the next
+// pass queues the workload again.
+func (s *Service) dispatch(workload string) {
+	if len(s.work) == 0 {
+		return
+	}
+	h := fnv.New32a()
+	h.Write([]byte(workload))
+	select {
+	case s.work[h.Sum32()%uint32(len(s.work))] <- workload:
+	default:
+	}
+}
+
+func (s *Service) worker(ctx context.Context, queue chan string) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case w := <-queue:
+			for s.step(ctx, w) {
+			}
+		}
+	}
+}
+
+// step runs the workload's first runnable action through its life once. It reports whether the
+// workload may have more to run now.
+func (s *Service) step(ctx context.Context, workload string) bool {
+	rec, resumed, ok := s.begin(ctx, workload)
+	if !ok {
+		return false
+	}
+	if _, valid := s.lease.valid(); !valid {
+		return false // deposed between recording and calling: the successor resumes it
+	}
+	if resumed && s.alreadyApplied(ctx, rec) {
+		return s.end(ctx, workload, rec, nil, "reconciled")
+	}
+	if h := s.hooks.beforeCall; h != nil && h(rec) != nil {
+		s.kill()
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	err := s.o.Actuator.Scale(cctx, rec.Target)
+	cancel()
+	if h := s.hooks.afterCall; h != nil && h(rec) != nil {
+		s.kill()
+		return false
+	}
+	return s.end(ctx, workload, rec, err, "applied")
+}
+
+func (s *Service) kill() {
+	s.mu.Lock()
+	s.dead = true
+	s.mu.Unlock()
+}
+
+// begin picks the workload's first action that is not waiting for approval and records that
+// its actuator is about to be called. resumed says the action was already marked calling: an
+// earlier call may have gone through.
+func (s *Service) begin(ctx context.Context, workload string) (rec Record, resumed, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leading || s.dead {
+		return rec, false, false
+	}
+	b := s.books[workload]
+	if b == nil {
+		return rec, false, false
+	}
+	i := slices.IndexFunc(b.Actions, func(r Record) bool { return r.Stage == StageRecorded || r.Stage == StageCalling })
+	if i < 0 {
+		return rec, false, false
+	}
+	r := &b.Actions[i]
+	resumed = r.Stage == StageCalling
+	r.Stage = StageCalling
+	r.Tries++
+	if err := s.save(ctx, b); err != nil {
+		return rec, false, false
+	}
+	return *r, resumed, true
+}
+
+// alreadyApplied asks the actuator whether an interrupted call went through.
+func (s *Service) alreadyApplied(ctx context.Context, rec Record) bool {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	n, err := s.o.Actuator.Desired(cctx, rec.Target.Group)
+	return err == nil && n == rec.Target.Replicas
+}
+
+// end records how the call went: done (the book drops drained replicas), failed for good (the
+// book undoes the action's effect so the next plan tries elsewhere), or left to retry.
+func (s *Service) end(ctx context.Context, workload string, rec Record, callErr error, outcome string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leading || s.dead {
+		return false
+	}
+	b := s.books[workload]
+	if b == nil || b.record(rec.Target.ActionID) == nil {
+		return false
+	}
+	status, detail := events.ActionApplied, ""
+	switch {
+	case callErr == nil:
+		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })
+		b.finish(rec.Target.ActionID)
+	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
+		undo(b, rec)
+		b.finish(rec.Target.ActionID)
+		status, detail, outcome = events.ActionFailed, callErr.Error(), "failed"
+	default:
+		b.record(rec.Target.ActionID).LastError = callErr.Error()
+		s.log.Warn("actuator call failed; will retry", "action", rec.Target.ActionID, "group", rec.Target.Group.String(),
+			"try", rec.Tries, "err", callErr)
+		_ = s.save(ctx, b)
+		s.m.actions.WithLabelValues(rec.Target.Kind, "retried").Inc()
+		return false
+	}
+	if err := s.save(ctx, b); err != nil {
+		return false
+	}
+	s.m.actions.WithLabelValues(rec.Target.Kind, outcome).Inc()
+	if status == events.ActionApplied && !rec.Received.IsZero() {
+		s.m.reaction.Observe(time.Since(rec.Received).Seconds())
+	}
+	s.announce(rec, workload, status, detail)
+	return true
+}
+
+// undo reverses what enacting rec did to the book.
+func undo(b *Book, rec Record) {
+	launched := map[string]bool{}
+	for _, r := range rec.Launch {
+		launched[r.ID] = true
+	}
+	b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return launched[r.ID] })
+	for i := range b.Replicas {
+		if slices.Contains(rec.Drain, b.Replicas[i].ID) {
+			b.Replicas[i].State = placement.StateReady
+		}
+	}
+}
+
+// Approve lets an action that waits for approval go ahead; who is recorded in action.updated.
+func (s *Service) Approve(ctx context.Context, workload, actionID, who string) error {
+	return s.answer(ctx, workload, actionID, who, true)
+}
+
+// Reject drops an action that waits for approval.
+func (s *Service) Reject(ctx context.Context, workload, actionID, who string) error {
+	return s.answer(ctx, workload, actionID, who, false)
+}
+
+func (s *Service) answer(ctx context.Context, workload, actionID, who string, yes bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leading {
+		return errors.New("this arbiter does not lead; ask the leader")
+	}
+	b := s.books[workload]
+	var rec *Record
+	if b != nil {
+		rec = b.record(actionID)
+	}
+	if rec == nil || rec.Stage != StageAwaiting {
+		return fmt.Errorf("no action %s of %s waits for approval", actionID, workload)
+	}
+	if rec.Target.Kind == string(placement.ActionScale) && yes {
+		return errors.New("approving a budget cut below the minimum is not supported yet: lower replicas.min instead")
+	}
+	r := *rec
+	if yes {
+		s.enact(b, rec, s.o.Clock.Now())
+		r = *rec
+	} else {
+		b.finish(actionID)
+	}
+	if err := s.save(ctx, b); err != nil {
+		return err
+	}
+	st := events.ActionApproved
+	if !yes {
+		st = events.ActionRejected
+	}
+	s.announce(r, workload, st, "by "+who)
+	if yes {
+		s.dispatch(workload)
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package arbiter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// follow starts one ordered (ephemeral, unacknowledged) consumer per kind of input. Every arbiter
+// reads everything for itself, from a lookback window, so a standby's view is as warm as the
+// leader's; the durable consumers with a dead-letter queue belong to parts that must process each
+// message once, like the recorder. Reclaims have a consumer of their own so they never queue
+// behind a burst of prices.
+func (s *Service) follow(ctx context.Context) error {
+	now := time.Now()
+	specs := []struct {
+		stream, subject string
+		lookback        time.Duration
+	}{
+		{bus.Market, "bursar.reclaim.>", 10 * time.Minute},
+		{bus.Market, "bursar.price.>", s.o.MarketLookback},
+		{bus.Telemetry, "bursar.tokens.>", s.o.TelemetryLookback},
+		{bus.Telemetry, "bursar.gpu.>", s.o.TelemetryLookback},
+		{bus.Fleet, "bursar.fleet.>", s.o.TelemetryLookback},
+	}
+	for _, sp := range specs {
+		start := now.Add(-sp.lookback)
+		cons, err := s.o.JS.OrderedConsumer(ctx, sp.stream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{sp.subject}, DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
+		if err != nil {
+			return fmt.Errorf("following %s on %s: %w", sp.subject, sp.stream, err)
+		}
+		cc, err := cons.Consume(s.fold)
+		if err != nil {
+			return fmt.Errorf("following %s on %s: %w", sp.subject, sp.stream, err)
+		}
+		go func() { <-ctx.Done(); cc.Stop() }()
+	}
+	return nil
+}
+
+// fold decodes one message into the market view and wakes the loop when a plan may change.
+// Messages that do not decode are skipped here; the recorder's durable consumer dead-letters them.
+func (s *Service) fold(m jetstream.Msg) {
+	e, err := events.Decode(m.Data())
+	if err != nil {
+		s.log.Debug("skipping an event that does not decode", "subject", m.Subject(), "err", err)
+		return
+	}
+	s.m.events.WithLabelValues(string(e.EventType())).Inc()
+	switch e := e.(type) {
+	case *events.PriceObserved:
+		if s.mk.price(e) {
+			signal(s.changed)
+		}
+	case *events.CapacityReclaimed:
+		s.mk.reclaim(e, time.Now())
+		signal(s.urgent)
+	case *events.TokensSample:
+		s.mk.tokens(e)
+		signal(s.changed)
+	case *events.GPUSample:
+		s.mk.gpu(e)
+		signal(s.changed)
+	case *events.ReplicaState:
+		s.mk.replicaState(e)
+	}
+}

@@ -1,0 +1,194 @@
+package arbiter
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// market is what every arbiter (leader or standby) folds from the event streams: offers and their
+// prices, reclaim notices, demand from telemetry and what the actuators report running. It is
+// shared between the stream followers and the planning loop, hence the lock.
+type market struct {
+	mu       sync.Mutex
+	cfg      *fleet.Config
+	offers   map[string]*placement.Offer
+	history  map[string][]placement.Observation // by offer, added by the leader on reclaims
+	notices  map[string]notice                  // by event id
+	observed map[actuate.Group]actuate.Observed
+	instance map[string]actuate.Group // instance or node name → group running there
+	rates    map[string]*rate         // tokens.sample series by location/workload/replica
+	util     map[string]gpuUtil       // gpu.sample by location/node/uuid
+	// version counts changes that matter to a plan (prices, demand), so the loop knows when the
+	// planner it holds is stale.
+	version uint64
+}
+
+type notice struct {
+	e        *events.CapacityReclaimed
+	received time.Time // wall clock, for the reaction-time metric
+}
+
+type rate struct {
+	workload string
+	at       time.Time
+	tokens   int64
+	requests int64
+	tokPerS  float64
+	reqPerS  float64
+}
+
+type gpuUtil struct {
+	location string
+	at       time.Time
+	pct      float64
+}
+
+func newMarket(cfg *fleet.Config) *market {
+	return &market{cfg: cfg, offers: map[string]*placement.Offer{}, history: map[string][]placement.Observation{},
+		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{},
+		instance: map[string]actuate.Group{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
+}
+
+// offerID names an offer the way every arbiter names it, from what a price event says.
+func offerID(p *events.PriceObserved, location string) string {
+	zone := p.Zone
+	if zone == "" {
+		zone = "-"
+	}
+	return location + "/" + zone + "/" + p.InstanceType + "/" + string(p.Market)
+}
+
+// price folds a price event. It reports whether the estate's prices changed.
+func (m *market) price(p *events.PriceObserved) bool {
+	loc, ok := m.cfg.Match(p.Provider, p.Region, p.Zone)
+	if !ok {
+		return false
+	}
+	id := offerID(p, loc.Name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.offers[id]; ok && o.PricePerHour == p.USDPerHour {
+		return false
+	}
+	m.offers[id] = &placement.Offer{ID: id, Location: loc.Name, InstanceType: p.InstanceType, GPUModel: p.GPUModel,
+		GPUCount: p.GPUCount, GPUMemoryGB: p.GPUMemoryGB, Market: placement.Market(p.Market), PricePerHour: p.USDPerHour}
+	m.version++
+	return true
+}
+
+// reclaim keeps a notice until its deadline has passed.
+func (m *market) reclaim(e *events.CapacityReclaimed, received time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.notices[e.ID]; !ok {
+		m.notices[e.ID] = notice{e: e, received: received}
+	}
+}
+
+// replicaState folds a report of what runs.
+func (m *market) replicaState(e *events.ReplicaState) {
+	m.observe([]actuate.Observed{{Group: actuate.Group{Workload: e.Workload, Location: e.Location, Market: e.Market},
+		Offer: e.Offer, Desired: e.Desired, Ready: e.Ready}})
+}
+
+// observe folds actuator reports; instance names, when given, index where each group runs.
+func (m *market) observe(obs []actuate.Observed) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range obs {
+		if o.Instances == nil {
+			o.Instances = m.observed[o.Group].Instances
+		}
+		m.observed[o.Group] = o
+		for _, in := range o.Instances {
+			m.instance[in] = o.Group
+		}
+	}
+}
+
+// tokens folds a tokens.sample into a per-replica rate.
+func (m *market) tokens(e *events.TokensSample) {
+	key := e.Location + "/" + e.Workload + "/" + e.Replica
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rates[key]
+	tok := e.PromptTokens + e.GenerationTokens
+	if ok && !e.Reset && e.At.After(r.at) && tok >= r.tokens && e.Requests >= r.requests {
+		dt := e.At.Sub(r.at).Seconds()
+		r.tokPerS, r.reqPerS = float64(tok-r.tokens)/dt, float64(e.Requests-r.requests)/dt
+		m.version++
+	}
+	if !ok {
+		r = &rate{workload: e.Workload}
+		m.rates[key] = r
+	}
+	if !ok || e.At.After(r.at) {
+		r.at, r.tokens, r.requests = e.At, tok, e.Requests
+	}
+}
+
+// gpu folds a gpu.sample.
+func (m *market) gpu(e *events.GPUSample) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.util[e.Location+"/"+e.Node+"/"+e.UUID] = gpuUtil{location: e.Location, at: e.At, pct: e.UtilizationPct}
+	m.version++
+}
+
+// staleAfter is how old a telemetry sample may be and still count as current demand.
+const staleAfter = 5 * time.Minute
+
+// demand is how many ready replicas w's traffic needs now, from its scaling metric; 0 when there
+// is no metric or no current sample.
+func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
+	s := w.Scaling
+	if s.Metric == "" || s.PerReplica <= 0 {
+		return 0
+	}
+	total, seen := 0.0, false
+	switch s.Metric {
+	case fleet.MetricTokens, fleet.MetricRequests:
+		for _, r := range m.rates {
+			if r.workload != w.Name || now.Sub(r.at) > staleAfter {
+				continue
+			}
+			seen = true
+			if s.Metric == fleet.MetricTokens {
+				total += r.tokPerS
+			} else {
+				total += r.reqPerS
+			}
+		}
+	case fleet.MetricUtilization:
+		// gpu.sample carries no workload: the mean utilization of the GPUs at the locations the
+		// workload runs in stands in for its own, scaled by its ready replicas.
+		sum, n := 0.0, 0
+		for _, u := range m.util {
+			if now.Sub(u.at) <= staleAfter && m.runsAt(w.Name, u.location) {
+				sum, n = sum+u.pct, n+1
+			}
+		}
+		if n > 0 {
+			seen, total = true, sum/float64(n)*float64(ready)
+		}
+	}
+	if !seen {
+		return 0
+	}
+	return int(math.Ceil(total/s.PerReplica - 1e-9))
+}
+
+func (m *market) runsAt(workload, location string) bool {
+	for g := range m.observed {
+		if g.Workload == workload && g.Location == location {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,318 @@
+package arbiter
+
+import (
+	"context"
+	"encoding/hex"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// pass is one planning round, run only while leading: bring the books up to date with what was
+// observed, plan, record the actions and hand them to the workers.
+func (s *Service) pass(ctx context.Context, trigger string) {
+	if !s.Leading() {
+		return
+	}
+	start := time.Now()
+	caps, err := s.o.Caps.Caps(ctx)
+	if err != nil {
+		s.log.Warn("budget caps unavailable; planning without them", "err", err)
+	}
+	now := s.o.Clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leading || s.dead {
+		return
+	}
+	dirty := s.settle(now)
+	d := placement.Plan(s.snapshot(now, caps), s.o.Policy, now)
+	n := s.record(ctx, d, now, dirty)
+	if !s.saveAll(ctx, dirty) {
+		return
+	}
+	for w, b := range s.books {
+		if slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Stage != StageAwaiting }) {
+			s.dispatch(w)
+		}
+	}
+	s.m.planDur.Observe(time.Since(start).Seconds())
+	if n > 0 {
+		s.m.decisions.WithLabelValues(trigger).Inc()
+		s.log.Debug("planned", "trigger", trigger, "actions", n, "took", time.Since(start))
+	}
+}
+
+// saveAll writes the changed books. A failed write ends this arbiter's lead: its copy of the
+// books can no longer be trusted, and the next lease tick reloads them.
+func (s *Service) saveAll(ctx context.Context, dirty map[string]bool) bool {
+	for _, w := range sortedKeys(dirty) {
+		if err := s.save(ctx, s.books[w]); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// save writes one book under the current epoch; s.mu is held.
+func (s *Service) save(ctx context.Context, b *Book) error {
+	if s.dead {
+		return errKilled
+	}
+	epoch, ok := s.lease.valid()
+	if !ok {
+		s.leading, s.books = false, nil
+		s.m.leader.Set(0)
+		return ErrDeposed
+	}
+	b.Epoch = epoch
+	if err := s.store.save(ctx, b); err != nil {
+		s.log.Error("could not record placement; stepping down to reload", "workload", b.Workload, "err", err)
+		s.leading, s.books = false, nil
+		s.m.leader.Set(0)
+		return err
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// snapshot is the planner's view: the fleet's locations, the offers seen in price events, the
+// workloads with their demand, and the replicas the books hold.
+func (s *Service) snapshot(now time.Time, caps []placement.Budget) placement.Snapshot {
+	cfg := s.o.Config
+	var snap placement.Snapshot
+	for _, l := range cfg.Locations {
+		snap.Locations = append(snap.Locations, placement.Location{ID: l.Name, Provider: l.Provider, Region: l.Region,
+			Zone: firstOr(l.Zones, l.Name), Residency: l.Residency, EgressPerGB: l.EgressPerGB, Capacity: l.Capacity})
+	}
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	snap.Offers = make([]placement.Offer, 0, len(s.mk.offers))
+	for _, id := range sortedKeys(s.mk.offers) {
+		o := *s.mk.offers[id]
+		o.History = forget(s.mk.history[id], now)
+		s.mk.history[id] = o.History
+		snap.Offers = append(snap.Offers, o)
+	}
+	for i := range cfg.Workloads {
+		w := &cfg.Workloads[i]
+		pw := workload(w)
+		b := s.books[w.Name]
+		ready := 0
+		if b != nil {
+			pw.LastMoveAt = b.LastMoveAt
+			for _, r := range b.Replicas {
+				snap.Replicas = append(snap.Replicas, placement.Replica{ID: r.ID, Workload: w.Name, Offer: r.Offer,
+					State: r.State, Since: r.Since, Deadline: r.Deadline})
+				if r.State == placement.StateReady {
+					ready++
+				}
+			}
+		}
+		pw.Demand = s.mk.demand(w, ready, now)
+		snap.Workloads = append(snap.Workloads, pw)
+	}
+	snap.Budgets = caps
+	return snap
+}
+
+// workload turns a fleet workload into the planner's.
+func workload(w *fleet.Workload) placement.Workload {
+	pw := placement.Workload{ID: w.Name, Team: w.Team, GPUModels: w.GPU.Models, MinGPUMemoryGB: w.GPU.MinMemoryGB,
+		GPUsPerReplica: w.GPU.Count, MinReplicas: w.Replicas.Min, MaxReplicas: w.Replicas.Max,
+		MinLocations: w.MinLocations, Residency: w.Residency, WeightsGB: w.WeightsGB, ColdStart: w.ColdStart}
+	for _, m := range w.Markets {
+		pw.Markets = append(pw.Markets, placement.Market(m))
+	}
+	return pw
+}
+
+func firstOr(xs []string, def string) string {
+	if len(xs) > 0 {
+		return xs[0]
+	}
+	return def
+}
+
+// historyMemory is how long reclaim observations inform the hazard estimate.
+const historyMemory = 24 * time.Hour
+
+func forget(h []placement.Observation, now time.Time) []placement.Observation {
+	return slices.DeleteFunc(h, func(o placement.Observation) bool { return now.Sub(o.At) > historyMemory })
+}
+
+// record turns a decision into records in the books: each allowed action changes the book's
+// replicas at once (launches appear as launching, drains as draining), so the next plan builds on
+// it; actions a gate holds wait for Approve. It returns how many actions it recorded.
+func (s *Service) record(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool) int {
+	n := 0
+	for _, a := range d.Actions {
+		b := s.book(a.Workload)
+		if b.finished(a.ID) || s.awaitingLike(b, a) {
+			continue
+		}
+		rec, ok := s.toRecord(b, a, now)
+		if !ok {
+			continue
+		}
+		w, _ := s.o.Config.Workload(a.Workload)
+		team := ""
+		if w != nil {
+			team = w.Team
+		}
+		v, err := s.o.Gate.Review(ctx, Proposal{Workload: a.Workload, Team: team, Action: a, CostPerHour: a.CostPerHour,
+			CostBefore: s.cost(b)})
+		if err != nil {
+			s.log.Warn("gate failed; holding the action", "action", a.ID, "err", err)
+			v = Pending
+		}
+		switch v {
+		case Block:
+			s.m.actions.WithLabelValues(string(a.Kind), "blocked").Inc()
+			continue
+		case Pending:
+			rec.Stage = StageAwaiting
+			s.m.actions.WithLabelValues(string(a.Kind), "awaiting_approval").Inc()
+		default:
+			s.enact(b, &rec, now)
+		}
+		b.Actions = append(b.Actions, rec)
+		dirty[a.Workload] = true
+		n++
+		s.announce(rec, a.Workload, statusOf(rec.Stage), "")
+	}
+	s.decided(d)
+	return n
+}
+
+func (s *Service) book(workload string) *Book {
+	b, ok := s.books[workload]
+	if !ok {
+		b = &Book{Workload: workload}
+		s.books[workload] = b
+	}
+	return b
+}
+
+// awaitingLike says whether b already holds an action like a waiting for approval: the planner
+// proposes it again on every pass until someone answers.
+func (s *Service) awaitingLike(b *Book, a placement.Action) bool {
+	return slices.ContainsFunc(b.Actions, func(r Record) bool {
+		return r.Stage == StageAwaiting && r.Target.Kind == string(a.Kind) && r.Target.Reason == string(a.Reason) &&
+			r.Target.Offer == a.Offer
+	})
+}
+
+// toRecord builds the record of action a: which group it scales and to what. The target count is
+// computed when the action is enacted.
+func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, bool) {
+	rec := Record{Target: actuate.Target{ActionID: a.ID, Group: actuate.Group{Workload: a.Workload}, Offer: a.Offer,
+		Kind: string(a.Kind), Reason: string(a.Reason)}, PlanID: planID(now, a.Workload), Stage: StageRecorded,
+		NeedsApproval: a.NeedsApproval, CostPerHour: a.CostPerHour, At: now}
+	switch a.Kind {
+	case placement.ActionLaunch:
+		s.mk.mu.Lock()
+		o, ok := s.mk.offers[a.Offer]
+		var off placement.Offer
+		if ok {
+			off = *o
+		}
+		s.mk.mu.Unlock()
+		if !ok {
+			return rec, false
+		}
+		rec.Target.Location, rec.Target.Market = off.Location, events.Market(off.Market)
+		for i := range a.Count {
+			rec.Launch = append(rec.Launch, Rep{ID: a.ID[:16] + "-" + strconv.Itoa(i), Offer: off.ID, Location: off.Location,
+				Market: events.Market(off.Market), State: placement.StateLaunching, Since: now, PricePerHour: off.PricePerHour})
+		}
+		if a.Reason == placement.ReasonReclaim || a.Reason == placement.ReasonFallback {
+			rec.Received = s.noticeReceived(b)
+		}
+	case placement.ActionDrain:
+		if len(a.Replicas) == 0 {
+			return rec, false
+		}
+		rec.Drain = a.Replicas
+		for _, r := range b.Replicas {
+			if r.ID == a.Replicas[0] {
+				rec.Target.Location, rec.Target.Market = r.Location, r.Market
+			}
+		}
+		if rec.Target.Location == "" {
+			return rec, false
+		}
+	default:
+		rec.Target.Replicas = a.Count // a budget cut: always awaits approval
+	}
+	return rec, true
+}
+
+// enact applies a record's effect on the book's replicas and fixes its target count.
+func (s *Service) enact(b *Book, rec *Record, now time.Time) {
+	switch rec.Target.Kind {
+	case string(placement.ActionLaunch):
+		b.Replicas = append(b.Replicas, rec.Launch...)
+		if rec.Target.Reason == string(placement.ReasonCheaperOffer) {
+			b.LastMoveAt = now
+		}
+	case string(placement.ActionDrain):
+		for i := range b.Replicas {
+			if slices.Contains(rec.Drain, b.Replicas[i].ID) {
+				b.Replicas[i].State = placement.StateDraining
+			}
+		}
+	}
+	rec.Stage = StageRecorded
+	rec.Target.Replicas = b.count(rec.Target.Group)
+}
+
+// noticeReceived is when the earliest reclaim notice of b's reclaimed replicas reached us.
+func (s *Service) noticeReceived(b *Book) time.Time {
+	var first time.Time
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	for _, r := range b.Replicas {
+		if n, ok := s.mk.notices[r.Notice]; ok && r.State == placement.StateReclaimed && (first.IsZero() || n.received.Before(first)) {
+			first = n.received
+		}
+	}
+	return first
+}
+
+func (s *Service) cost(b *Book) float64 {
+	c := 0.0
+	for _, r := range b.Replicas {
+		c += r.PricePerHour
+	}
+	return c
+}
+
+func planID(now time.Time, workload string) string {
+	h := fnv.New64a()
+	h.Write([]byte(now.UTC().Format(time.RFC3339Nano)))
+	h.Write([]byte{0})
+	h.Write([]byte(workload))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func statusOf(st Stage) events.ActionStatus {
+	if st == StageAwaiting {
+		return events.ActionAwaitingApproval
+	}
+	return events.ActionProposed
+}

@@ -1,0 +1,77 @@
+package arbiter
+
+import (
+	"context"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// reportLoop polls the actuators while leading and publishes what runs as replica.state; the
+// leader folds the reports at once, without waiting for them to come back through the stream.
+func (s *Service) reportLoop(ctx context.Context) {
+	rep, ok := s.o.Actuator.(actuate.Reporter)
+	if !ok {
+		return
+	}
+	t := time.NewTicker(s.o.ReportEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if s.Leading() && !s.killed() {
+				s.report(ctx, rep)
+			}
+		}
+	}
+}
+
+func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
+	cctx, cancel := context.WithTimeout(ctx, s.o.ReportEvery)
+	defer cancel()
+	obs, err := rep.Observe(cctx)
+	if err != nil {
+		s.log.Warn("observing the fleet", "err", err)
+	}
+	s.mk.observe(obs)
+	now := s.o.Clock.Now()
+	prices := s.prices()
+	for _, o := range obs {
+		e := &events.ReplicaState{Meta: events.Meta{At: now}, Workload: o.Workload, Location: o.Location,
+			Market: o.Market, Offer: o.Offer, Desired: o.Desired, Ready: o.Ready}
+		if p, ok := prices[o.Offer]; ok {
+			e.Provider, e.GPUModel, e.GPUs, e.USDPerHour = p.provider, p.model, p.gpus, p.price
+		}
+		if e.Provider == "" {
+			if l, ok := s.o.Config.Location(o.Location); ok {
+				e.Provider = l.Provider
+			}
+		}
+		if _, err := s.pub.PublishAsync(e); err != nil {
+			s.log.Warn("could not publish replica.state", "group", o.Group.String(), "err", err)
+		}
+	}
+}
+
+type offerPrice struct {
+	provider, model string
+	gpus            int
+	price           float64
+}
+
+func (s *Service) prices() map[string]offerPrice {
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	out := make(map[string]offerPrice, len(s.mk.offers))
+	for id, o := range s.mk.offers {
+		p := offerPrice{model: o.GPUModel, gpus: o.GPUCount, price: o.PricePerHour}
+		if l, ok := s.o.Config.Location(o.Location); ok {
+			p.provider = l.Provider
+		}
+		out[id] = p
+	}
+	return out
+}

@@ -1,0 +1,269 @@
+// Package arbiter is Bursar's control loop. Every arbiter folds the event streams (prices, reclaim
+// notices, telemetry, what runs) into one view of the market; the one holding the leader lease
+// plans placement on that view, records each action in JetStream before and after it calls an
+// actuator, and publishes plan.decided and action.updated. A standby keeps the same view warm and
+// takes over when the lease expires, resuming the actions its predecessor left in flight.
+package arbiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// Options configure a Service. Zero fields take the defaults documented on them.
+type Options struct {
+	Config   *fleet.Config
+	JS       jetstream.JetStream
+	Actuator actuate.Actuator // usually an actuate.Router; a Reporter too, to publish replica.state
+	Log      *slog.Logger
+	Registry prometheus.Registerer // nil: metrics are kept but not registered
+	Clock    Clock                 // default: the wall clock
+	Gate     Gate                  // default: NoGate
+	Caps     Caps                  // default: NoCaps
+	Policy   placement.Policy
+
+	// Identity names this arbiter in the lease (default hostname-pid). An arbiter restarted under
+	// the same identity takes its own unexpired lease back at once.
+	Identity  string
+	Partition string        // lease key; default "arbiter"
+	LeaseTTL  time.Duration // must match the leases bucket's TTL (bus.Options.LeaseTTL); default 10s
+
+	Debounce          time.Duration // wait after a price or demand change before planning (default 1s)
+	Interval          time.Duration // plan at least this often (default 30s)
+	ReportEvery       time.Duration // poll the actuator and publish replica.state (default 15s)
+	Workers           int           // actuator calls in parallel, one workload at a time each (default 4)
+	MarketLookback    time.Duration // prices replayed at start (default 7h: one collector snapshot)
+	TelemetryLookback time.Duration // samples replayed at start (default 10m)
+}
+
+func (o *Options) defaults() error {
+	if o.Config == nil || o.JS == nil || o.Actuator == nil {
+		return errors.New("arbiter needs a fleet config, JetStream and an actuator")
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = wallClock{}
+	}
+	if o.Gate == nil {
+		o.Gate = NoGate{}
+	}
+	if o.Caps == nil {
+		o.Caps = NoCaps{}
+	}
+	if o.Identity == "" {
+		host, _ := os.Hostname()
+		o.Identity = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if o.Partition == "" {
+		o.Partition = "arbiter"
+	}
+	def(&o.LeaseTTL, 10*time.Second)
+	def(&o.Debounce, time.Second)
+	def(&o.Interval, 30*time.Second)
+	def(&o.ReportEvery, 15*time.Second)
+	def(&o.MarketLookback, 7*time.Hour)
+	def(&o.TelemetryLookback, 10*time.Minute)
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	return nil
+}
+
+// Service is one arbiter.
+type Service struct {
+	o   Options
+	log *slog.Logger
+	m   *metrics
+	mk  *market
+	pub *bus.Publisher
+
+	placementKV jetstream.KeyValue
+	store       books
+	lease       *lease
+
+	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce.
+	urgent  chan struct{}
+	changed chan struct{}
+
+	mu      sync.Mutex // guards the books while leading
+	books   map[string]*Book
+	leading bool
+	dead    bool          // a test killed this arbiter: it writes nothing more
+	work    []chan string // per worker: workloads with actions to run
+	// hooks lets tests stop the arbiter at exact points of an action's life.
+	hooks hooks
+}
+
+type hooks struct {
+	beforeCall func(Record) error // after "calling" is recorded, before the actuator
+	afterCall  func(Record) error // after the actuator, before "applied" is recorded
+}
+
+// New builds a service; Run starts it.
+func New(ctx context.Context, o Options) (*Service, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	pkv, err := o.JS.KeyValue(ctx, bus.BucketPlacement)
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s (run bus.Ensure first): %w", bus.BucketPlacement, err)
+	}
+	lkv, err := o.JS.KeyValue(ctx, bus.BucketLeases)
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s: %w", bus.BucketLeases, err)
+	}
+	s := &Service{o: o, log: o.Log.With("arbiter", o.Identity), m: newMetrics(o.Registry), mk: newMarket(o.Config),
+		pub: bus.NewPublisher(o.JS), placementKV: pkv, store: books{pkv},
+		lease:  newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
+		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
+	return s, nil
+}
+
+// Run follows the streams and, while leading, plans and acts, until ctx ends. A graceful stop
+// hands the lease back so a standby takes over at once.
+func (s *Service) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := s.follow(ctx); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	s.work = make([]chan string, s.o.Workers)
+	for i := range s.work {
+		s.work[i] = make(chan string, 1024)
+		wg.Go(func() { s.worker(ctx, s.work[i]) })
+	}
+	wg.Go(func() { s.reportLoop(ctx) })
+	err := s.loop(ctx)
+	cancel()
+	wg.Wait()
+	s.stepDown()
+	if !s.killed() {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		s.lease.release(rctx)
+		rcancel()
+	}
+	return err
+}
+
+// killed is set by tests that simulate a crash: nothing more is written.
+func (s *Service) killed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dead
+}
+
+// loop keeps the lease and plans: at once after a reclaim, after the debounce following other
+// changes, and every Interval.
+func (s *Service) loop(ctx context.Context) error {
+	renew := time.NewTicker(s.o.LeaseTTL / 4)
+	defer renew.Stop()
+	interval := time.NewTicker(s.o.Interval)
+	defer interval.Stop()
+	var debounce <-chan time.Time
+	s.keepLease(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-renew.C:
+			s.keepLease(ctx)
+		case <-s.urgent:
+			s.pass(ctx, "reclaim")
+		case <-s.changed:
+			if debounce == nil {
+				debounce = time.After(s.o.Debounce)
+			}
+		case <-debounce:
+			debounce = nil
+			s.pass(ctx, "change")
+		case <-interval.C:
+			s.pass(ctx, "timer")
+		}
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// keepLease renews or acquires the lease, and steps up or down accordingly.
+func (s *Service) keepLease(ctx context.Context) {
+	if s.killed() {
+		return
+	}
+	held := s.lease.tick(ctx)
+	s.mu.Lock()
+	was := s.leading
+	s.mu.Unlock()
+	switch {
+	case held && !was:
+		if err := s.stepUp(ctx); err != nil {
+			s.log.Error("taking the lead failed; will retry", "err", err)
+			s.lease.release(ctx)
+		}
+	case !held && was:
+		s.log.Warn("lost the leader lease; stopping all actions")
+		s.stepDown()
+	}
+}
+
+// stepUp loads every book and resumes the actions left in flight.
+func (s *Service) stepUp(ctx context.Context) error {
+	bs, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.books, s.leading = bs, true
+	s.mu.Unlock()
+	s.m.leader.Set(1)
+	epoch, _ := s.lease.valid()
+	s.log.Info("leading", "epoch", epoch, "workloads", len(bs))
+	for w, b := range bs {
+		if len(b.Actions) > 0 {
+			s.dispatch(w)
+		}
+	}
+	signal(s.urgent)
+	return nil
+}
+
+func (s *Service) stepDown() {
+	s.mu.Lock()
+	s.leading, s.books = false, nil
+	s.mu.Unlock()
+	s.m.leader.Set(0)
+}
+
+// Leading reports whether this arbiter holds the lease now.
+func (s *Service) Leading() bool {
+	_, ok := s.lease.valid()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ok && s.leading
+}

@@ -1,0 +1,200 @@
+package arbiter
+
+import (
+	"cmp"
+	"encoding/hex"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// settle brings the books up to date with what happened since the last pass: reclaim notices
+// mark replicas reclaimed, replicas past their reclaim deadline are retired, and what the
+// actuators report ready promotes launching replicas. s.mu is held. It returns the workloads whose
+// books changed.
+func (s *Service) settle(now time.Time) map[string]bool {
+	dirty := map[string]bool{}
+	s.applyNotices(now, dirty)
+	s.retire(now, dirty)
+	s.promote(dirty)
+	return dirty
+}
+
+// applyNotices marks one replica reclaimed per notice not yet applied. A notice names an instance
+// or node; the actuators' reports say which group runs there. Without a match, the notice falls
+// on a ready spot replica at its location (groups in name order), since a provider reclaims spot
+// capacity only.
+func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
+	applied := map[string]bool{}
+	for _, b := range s.books {
+		for _, n := range b.Notices {
+			applied[n] = true
+		}
+	}
+	s.mk.mu.Lock()
+	var todo []notice
+	for id, n := range s.mk.notices {
+		switch {
+		case now.Sub(n.e.Deadline) > time.Hour:
+			delete(s.mk.notices, id)
+		case !applied[id] && n.e.Deadline.After(now):
+			todo = append(todo, n)
+		}
+	}
+	s.mk.mu.Unlock()
+	slices.SortFunc(todo, func(a, b notice) int { return cmp.Or(a.e.NoticeAt.Compare(b.e.NoticeAt), cmp.Compare(a.e.ID, b.e.ID)) })
+	for _, n := range todo {
+		b, i := s.victim(n)
+		if b == nil {
+			continue
+		}
+		r := &b.Replicas[i]
+		r.State, r.Deadline, r.Notice = placement.StateReclaimed, n.e.Deadline, n.e.ID
+		b.Notices = append(b.Notices, n.e.ID)
+		if len(b.Notices) > maxDone {
+			b.Notices = slices.Clone(b.Notices[len(b.Notices)-maxDone:])
+		}
+		s.mk.mu.Lock()
+		s.mk.history[r.Offer] = append(s.mk.history[r.Offer], placement.Observation{At: n.e.NoticeAt,
+			Kind: placement.ObsPreempted, Lived: n.e.NoticeAt.Sub(r.Since)})
+		s.mk.mu.Unlock()
+		dirty[b.Workload] = true
+	}
+}
+
+// victim finds the replica a notice takes: in the group running the named instance, else in the
+// spot groups at the notice's location; the oldest ready replica there.
+func (s *Service) victim(n notice) (*Book, int) {
+	s.mk.mu.Lock()
+	g, ok := s.mk.instance[n.e.Instance]
+	if !ok && n.e.Node != "" {
+		g, ok = s.mk.instance[n.e.Node]
+	}
+	s.mk.mu.Unlock()
+	if ok {
+		if b := s.books[g.Workload]; b != nil {
+			if i := oldestReady(b, g); i >= 0 {
+				return b, i
+			}
+		}
+	}
+	for _, w := range sortedKeys(s.books) {
+		b := s.books[w]
+		g := actuate.Group{Workload: w, Location: n.e.Location, Market: "spot"}
+		if i := oldestReady(b, g); i >= 0 {
+			return b, i
+		}
+	}
+	return nil, -1
+}
+
+func oldestReady(b *Book, g actuate.Group) int {
+	at := -1
+	for i, r := range b.Replicas {
+		if r.group(b.Workload) == g && r.State == placement.StateReady && (at < 0 || r.Since.Before(b.Replicas[at].Since)) {
+			at = i
+		}
+	}
+	return at
+}
+
+// retire removes reclaimed replicas whose deadline has passed and records an action lowering
+// their group's count, so the actuator does not bring the lost replica back on its own.
+func (s *Service) retire(now time.Time, dirty map[string]bool) {
+	for _, w := range sortedKeys(s.books) {
+		b := s.books[w]
+		for i := 0; i < len(b.Replicas); i++ {
+			r := b.Replicas[i]
+			if r.State != placement.StateReclaimed || r.Deadline.After(now) {
+				continue
+			}
+			b.Replicas = slices.Delete(b.Replicas, i, i+1)
+			i--
+			g := r.group(w)
+			id := retireID(w, r.ID)
+			if b.finished(id) {
+				continue
+			}
+			b.Actions = append(b.Actions, Record{Target: actuate.Target{ActionID: id, Group: g, Offer: r.Offer,
+				Replicas: b.count(g), Kind: "retire", Reason: string(placement.ReasonReclaim)},
+				PlanID: planID(now, w), Stage: StageRecorded, At: now, CostPerHour: -r.PricePerHour})
+			s.announce(b.Actions[len(b.Actions)-1], w, statusOf(StageRecorded), "reclaimed replica "+r.ID+" is gone")
+			dirty[w] = true
+		}
+	}
+}
+
+func retireID(workload, replica string) string {
+	h := fnv.New128a()
+	h.Write([]byte("retire\x00" + workload + "\x00" + replica))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// promote sets each group's ready replicas from what its actuator reports: the oldest launching
+// replicas become ready as the ready count grows, and the newest ready ones fall back to
+// launching when it shrinks (a pod restarting). Reclaimed replicas are counted as ready until
+// their deadline.
+func (s *Service) promote(dirty map[string]bool) {
+	s.mk.mu.Lock()
+	obs := make(map[actuate.Group]int, len(s.mk.observed))
+	for g, o := range s.mk.observed {
+		obs[g] = o.Ready
+	}
+	s.mk.mu.Unlock()
+	for w, b := range s.books {
+		for _, g := range groupsOf(b) {
+			ready, ok := obs[g]
+			if ok && settleGroup(b, g, ready) {
+				dirty[w] = true
+			}
+		}
+	}
+}
+
+func groupsOf(b *Book) []actuate.Group {
+	var out []actuate.Group
+	for _, r := range b.Replicas {
+		if g := r.group(b.Workload); !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// settleGroup makes the group's ready count match observed; it reports a change.
+func settleGroup(b *Book, g actuate.Group, observed int) bool {
+	var ready, launching []int
+	reclaimed := 0
+	for i, r := range b.Replicas {
+		if r.group(b.Workload) != g {
+			continue
+		}
+		switch r.State {
+		case placement.StateReady:
+			ready = append(ready, i)
+		case placement.StateLaunching:
+			launching = append(launching, i)
+		case placement.StateReclaimed:
+			reclaimed++
+		}
+	}
+	bySince := func(a, c int) int { return b.Replicas[a].Since.Compare(b.Replicas[c].Since) }
+	slices.SortStableFunc(ready, bySince)
+	slices.SortStableFunc(launching, bySince)
+	want := min(max(observed-reclaimed, 0), len(ready)+len(launching))
+	changed := false
+	for i := 0; len(ready) < want && i < len(launching); i++ {
+		b.Replicas[launching[i]].State = placement.StateReady
+		ready = append(ready, launching[i])
+		changed = true
+	}
+	for len(ready) > want {
+		b.Replicas[ready[len(ready)-1]].State = placement.StateLaunching
+		ready = ready[:len(ready)-1]
+		changed = true
+	}
+	return changed
+}
