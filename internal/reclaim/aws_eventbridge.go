@@ -98,13 +98,15 @@ func NewEventBridgeWatcher(cfg AWSEventBridgeConfig, q SQSAPI, d Deps) *EventBri
 	return &EventBridgeWatcher{cfg: cfg, q: q, d: d, tracker: newTracker(d)}
 }
 
-// Run receives messages until ctx is cancelled, pausing a second after a failed receive.
+// Run receives messages until ctx is cancelled, backing off after failed receives.
 func (w *EventBridgeWatcher) Run(ctx context.Context) error {
 	w.d.Logger.Info("aws eventbridge reclaim watcher started", "queue", w.cfg.QueueURL)
+	h := health{log: w.d.Logger, what: "aws_eventbridge"}
 	for ctx.Err() == nil {
 		if err := w.Poll(ctx); err != nil && ctx.Err() == nil {
-			w.d.Logger.Warn("reclaim watcher poll failed", "watcher", "aws_eventbridge", "err", err)
-			sleep(ctx, time.Second)
+			sleep(ctx, h.failed(err))
+		} else if err == nil {
+			h.ok()
 		}
 	}
 	return nil

@@ -83,15 +83,16 @@ func (w *GCPWatcher) Run(ctx context.Context) error {
 
 func (w *GCPWatcher) watch(ctx context.Context, item gcpItem) {
 	etag := ""
+	h := health{log: w.d.Logger, what: "gcp_metadata " + item.path}
 	for ctx.Err() == nil {
 		next, err := w.Observe(ctx, item.path, etag)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.d.Logger.Warn("reclaim watcher poll failed", "watcher", "gcp_metadata", "err", err)
+				sleep(ctx, max(w.cfg.RetryDelay, h.failed(err)))
 			}
-			sleep(ctx, w.cfg.RetryDelay)
 			continue
 		}
+		h.ok()
 		etag = next
 	}
 }

@@ -195,9 +195,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func every(ctx context.Context, interval time.Duration, log *slog.Logger, what string, f func(context.Context) error) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	h := health{log: log, what: what}
 	for {
 		if err := f(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("reclaim watcher poll failed", "watcher", what, "err", err)
+			h.failed(err)
+		} else if err == nil {
+			h.ok()
 		}
 		select {
 		case <-ctx.Done():
@@ -205,4 +208,34 @@ func every(ctx context.Context, interval time.Duration, log *slog.Logger, what s
 		case <-t.C:
 		}
 	}
+}
+
+// health logs a watcher's polling failures once per change of state, not once per poll: the
+// first failure, then every time the failure count doubles, and the recovery. A watcher on a
+// machine without the metadata service it expects would otherwise flood the log.
+type health struct {
+	log      *slog.Logger
+	what     string
+	failures int
+}
+
+// failed records a failure and returns how long to wait before the next try: a second,
+// doubling with each failure in a row, at most 30 s.
+func (h *health) failed(err error) time.Duration {
+	h.failures++
+	if h.failures&(h.failures-1) == 0 { // 1, 2, 4, 8, ...
+		h.log.Warn("reclaim watcher poll failed", "watcher", h.what, "failures_in_a_row", h.failures, "err", err)
+	}
+	d := time.Second
+	for i := 1; i < h.failures && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}
+
+func (h *health) ok() {
+	if h.failures > 0 {
+		h.log.Info("reclaim watcher recovered", "watcher", h.what, "after_failures", h.failures)
+	}
+	h.failures = 0
 }
