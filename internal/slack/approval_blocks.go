@@ -1,0 +1,88 @@
+package slack
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+func askText(req Request) string {
+	return fmt.Sprintf("Approval needed: plan for %s, %.2f → %.2f USD/h", req.Plan.Workload,
+		req.Plan.USDPerHourWas, req.Plan.USDPerHourNow)
+}
+
+func decidedText(p *pending, d Decision) string {
+	return fmt.Sprintf("Plan for %s %s by %s", p.req.Plan.Workload, d.Status, d.Actor)
+}
+
+// mention writes an approver so Slack shows a name: <@U…> for users, <!subteam^S…> for groups.
+func mention(id string) string {
+	if strings.HasPrefix(id, "S") {
+		return "<!subteam^" + id + ">"
+	}
+	return "<@" + id + ">"
+}
+
+// approvalBlocks is the approval message: the plan, its cost per hour before and after, the
+// reasons, who may decide and by when, then either the buttons or, once decided, the outcome.
+func approvalBlocks(p *pending, d *Decision) []slack.Block {
+	plan := p.req.Plan
+	delta := plan.USDPerHourNow - plan.USDPerHourWas
+	approvers := make([]string, len(p.req.Approvers))
+	for i, a := range p.req.Approvers {
+		approvers[i] = mention(a)
+	}
+	who := strings.Join(approvers, " ")
+	if who == "" {
+		who = "nobody is listed: this plan will time out"
+	}
+	var lines []string
+	for _, a := range plan.Actions {
+		mark := ""
+		if a.NeedsApproval {
+			mark = " *(needs approval)*"
+		}
+		lines = append(lines, fmt.Sprintf("• %s %s → %d replicas (%+d) on %s at %s, %s%s", a.Kind,
+			escape(plan.Workload), a.Replicas, a.Delta, escape(a.Offer), escape(a.Location), escape(a.Reason), mark))
+	}
+	reasons := make([]string, len(p.req.Reasons))
+	for i, r := range p.req.Reasons {
+		reasons[i] = "• " + escape(r)
+	}
+	bs := []slack.Block{
+		header("Approval needed: " + plan.Workload),
+		section(strings.Join(reasons, "\n")),
+		fields("Cost per hour", fmt.Sprintf("%.2f → %.2f USD (%+.2f)", plan.USDPerHourWas, plan.USDPerHourNow, delta),
+			"Budgets", escape(strings.Join(p.req.Policies, ", ")),
+			"Approvers", who,
+			"Decide by", when(p.deadline)+" (then rejected)"),
+		section("*Plan*\n" + strings.Join(lines, "\n")),
+	}
+	if d == nil {
+		bs = append(bs, slack.NewActionBlock("bursar_approval",
+			withStyle(slack.NewButtonBlockElement(ActionApprove, plan.PlanID, plain("Approve")), slack.StylePrimary),
+			withStyle(slack.NewButtonBlockElement(ActionReject, plan.PlanID, plain("Reject")), slack.StyleDanger)))
+	} else {
+		bs = append(bs, section(outcome(d)))
+	}
+	return append(bs, note("plan "+plan.PlanID))
+}
+
+func withStyle(b *slack.ButtonBlockElement, s slack.Style) *slack.ButtonBlockElement {
+	b.Style = s
+	return b
+}
+
+func outcome(d *Decision) string {
+	switch {
+	case d.Status == events.ActionApproved:
+		return fmt.Sprintf(":white_check_mark: *Approved* by %s at %s", mention(d.Actor), when(d.At))
+	case d.Actor == "timeout":
+		return fmt.Sprintf(":hourglass: *Rejected*: %s (%s)", escape(d.Detail), when(d.At))
+	default:
+		return fmt.Sprintf(":x: *Rejected* by %s at %s", mention(d.Actor), when(d.At))
+	}
+}

@@ -1,0 +1,296 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/bursar-dev/bursar/internal/budget"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// Publisher publishes events; *bus.Publisher is one.
+type Publisher interface {
+	Publish(ctx context.Context, e events.Event) error
+}
+
+// Button action ids on approval messages.
+const (
+	ActionApprove = "bursar_approve"
+	ActionReject  = "bursar_reject"
+)
+
+// Why an interaction did not decide anything.
+var (
+	ErrNotApprover = errors.New("user is not an approver of this plan")
+	ErrNoPending   = errors.New("no approval is pending for this plan (decided, timed out or unknown)")
+	ErrNotAButton  = errors.New("interaction is not a Bursar approval button")
+)
+
+// Request asks for a person's approval of a plan.
+type Request struct {
+	Plan      events.PlanDecided
+	Reasons   []string
+	Policies  []string
+	Approvers []string // Slack user (U…, W…) or user group (S…) ids
+	Timeout   time.Duration
+}
+
+// RequestFor builds the request for a plan event the budgets held back.
+func RequestFor(plan events.PlanDecided, v budget.Verdict) Request {
+	return Request{Plan: plan, Reasons: v.Reasons, Policies: v.Policies, Approvers: v.Approvers, Timeout: v.Timeout}
+}
+
+// Decision is the outcome of a request: approved or rejected, by whom (a Slack user id, or
+// "timeout") and when.
+type Decision struct {
+	Plan   events.PlanDecided
+	Status events.ActionStatus // approved or rejected
+	Actor  string
+	At     time.Time
+	Detail string
+}
+
+type pending struct {
+	req      Request
+	channel  string
+	ts       string
+	deadline time.Time
+}
+
+// Approvals posts approval requests and turns the answers into decisions. Every step is published
+// as action.updated (awaiting_approval, then approved or rejected, with who and when) for each
+// action concerned, so the FLEET stream and ClickHouse hold the audit trail. Pending requests live
+// in memory: after a restart the arbiter re-plans and asks again.
+type Approvals struct {
+	api     chatAPI
+	channel string
+	pub     Publisher
+	now     func() time.Time
+	log     *slog.Logger
+	// OnDecision, when set, is called after each decision is published; the arbiter applies an
+	// approved plan there.
+	OnDecision func(context.Context, Decision)
+
+	mu      sync.Mutex
+	pending map[string]*pending // by plan id
+}
+
+// NewApprovals returns approvals posting to channel, publishing to pub and reading time from now.
+func NewApprovals(api chatAPI, channel string, pub Publisher, now func() time.Time, log *slog.Logger) *Approvals {
+	return &Approvals{api: api, channel: channel, pub: pub, now: now, log: log, pending: map[string]*pending{}}
+}
+
+// Ask posts the request unless one for the same plan is pending (plans are re-sent every cycle
+// with the same id).
+func (a *Approvals) Ask(ctx context.Context, req Request) error {
+	id := req.Plan.PlanID
+	a.mu.Lock()
+	_, dup := a.pending[id]
+	a.mu.Unlock()
+	if dup {
+		return nil
+	}
+	if req.Timeout <= 0 {
+		req.Timeout = budget.DefaultApprovalTimeout
+	}
+	p := &pending{req: req, deadline: a.now().Add(req.Timeout)}
+	ch, ts, err := a.api.PostMessageContext(ctx, a.channel, slack.MsgOptionText(askText(req), false),
+		slack.MsgOptionBlocks(approvalBlocks(p, nil)...))
+	if err != nil {
+		return fmt.Errorf("asking slack channel %s to approve plan %s: %w", a.channel, id, err)
+	}
+	p.channel, p.ts = ch, ts
+	a.mu.Lock()
+	a.pending[id] = p
+	a.mu.Unlock()
+	return a.publish(ctx, req.Plan, events.ActionAwaitingApproval, "bursar", a.now(), strings.Join(req.Reasons, "; "))
+}
+
+// Pending lists the plan ids waiting for an answer.
+func (a *Approvals) Pending() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var ids []string
+	for id := range a.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Handle takes a button click. Only a listed approver (directly or through a listed user group)
+// decides; anyone else is told so privately and nothing changes.
+func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) error {
+	act, ok := button(cb)
+	if !ok {
+		return ErrNotAButton
+	}
+	id, user := act.Value, cb.User.ID
+	a.mu.Lock()
+	p := a.pending[id]
+	a.mu.Unlock()
+	if p == nil {
+		a.tell(ctx, cb, "This approval is no longer pending: it was decided or timed out.")
+		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
+	}
+	if !a.mayApprove(ctx, p.req.Approvers, user) {
+		a.tell(ctx, cb, "Only the budget's approvers can decide on this plan.")
+		return fmt.Errorf("plan %s, user %s: %w", id, user, ErrNotApprover)
+	}
+	status := events.ActionRejected
+	if act.ActionID == ActionApprove {
+		status = events.ActionApproved
+	}
+	return a.decide(ctx, id, status, user, "")
+}
+
+// Sweep rejects every request whose timeout passed: no answer in time means no.
+func (a *Approvals) Sweep(ctx context.Context) {
+	now := a.now()
+	a.mu.Lock()
+	var late []string
+	for id, p := range a.pending {
+		if !now.Before(p.deadline) {
+			late = append(late, id)
+		}
+	}
+	a.mu.Unlock()
+	slices.Sort(late)
+	for _, id := range late {
+		p := a.get(id)
+		if p == nil {
+			continue
+		}
+		detail := fmt.Sprintf("no answer within %s", p.req.Timeout)
+		if err := a.decide(ctx, id, events.ActionRejected, "timeout", detail); err != nil && !errors.Is(err, ErrNoPending) {
+			a.log.Warn("rejecting a timed-out approval", "plan", id, "err", err)
+		}
+	}
+}
+
+// Run sweeps for timed-out requests every interval until ctx ends.
+func (a *Approvals) Run(ctx context.Context, every time.Duration) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			a.Sweep(ctx)
+		}
+	}
+}
+
+func (a *Approvals) get(id string) *pending {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pending[id]
+}
+
+// decide settles a pending request once: the first decision wins, later clicks find nothing.
+func (a *Approvals) decide(ctx context.Context, id string, status events.ActionStatus, actor, detail string) error {
+	a.mu.Lock()
+	p := a.pending[id]
+	delete(a.pending, id)
+	a.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
+	}
+	d := Decision{Plan: p.req.Plan, Status: status, Actor: actor, At: a.now().UTC(), Detail: detail}
+	err := a.publish(ctx, p.req.Plan, status, actor, d.At, detail)
+	if _, _, _, uerr := a.api.UpdateMessageContext(ctx, p.channel, p.ts, slack.MsgOptionText(decidedText(p, d), false),
+		slack.MsgOptionBlocks(approvalBlocks(p, &d)...)); uerr != nil {
+		a.log.Warn("updating the approval message", "plan", id, "err", uerr)
+	}
+	a.log.Info("approval decided", "plan", id, "workload", p.req.Plan.Workload, "status", status, "actor", actor)
+	if a.OnDecision != nil {
+		a.OnDecision(ctx, d)
+	}
+	return err
+}
+
+// mayApprove: the user is listed, or is a member of a listed user group.
+func (a *Approvals) mayApprove(ctx context.Context, approvers []string, user string) bool {
+	if user == "" {
+		return false
+	}
+	for _, ap := range approvers {
+		if ap == user {
+			return true
+		}
+	}
+	for _, ap := range approvers {
+		if !strings.HasPrefix(ap, "S") {
+			continue
+		}
+		members, err := a.api.GetUserGroupMembersContext(ctx, ap)
+		if err != nil {
+			a.log.Warn("reading slack user group members; its members cannot approve now", "group", ap, "err", err)
+			continue
+		}
+		if slices.Contains(members, user) {
+			return true
+		}
+	}
+	return false
+}
+
+// tell answers the clicking user privately; failing to do so changes nothing else.
+func (a *Approvals) tell(ctx context.Context, cb slack.InteractionCallback, text string) {
+	ch := cb.Channel.ID
+	if ch == "" {
+		ch = cb.Container.ChannelID
+	}
+	if _, err := a.api.PostEphemeralContext(ctx, ch, cb.User.ID, slack.MsgOptionText(text, false)); err != nil {
+		a.log.Warn("telling a slack user why their click did nothing", "user", cb.User.ID, "err", err)
+	}
+}
+
+// concerned are the actions an approval is about: those marked as needing one, else all.
+func concerned(plan events.PlanDecided) []events.PlanAction {
+	var out []events.PlanAction
+	for _, act := range plan.Actions {
+		if act.NeedsApproval {
+			out = append(out, act)
+		}
+	}
+	if out == nil {
+		return plan.Actions
+	}
+	return out
+}
+
+func (a *Approvals) publish(ctx context.Context, plan events.PlanDecided, status events.ActionStatus, actor string, at time.Time, detail string) error {
+	var errs []error
+	for _, act := range concerned(plan) {
+		e := &events.ActionUpdated{Meta: events.Meta{At: at.UTC()}, Workload: plan.Workload, ActionID: act.ID,
+			PlanID: plan.PlanID, Status: status, Kind: act.Kind, Location: act.Location, Offer: act.Offer,
+			Market: act.Market, Replicas: act.Replicas, Reason: act.Reason, Actor: actor, Detail: detail}
+		if err := a.pub.Publish(ctx, events.Stamp(e)); err != nil {
+			errs = append(errs, fmt.Errorf("publishing %s of action %s: %w", status, act.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// button finds the approval button in a block_actions callback.
+func button(cb slack.InteractionCallback) (*slack.BlockAction, bool) {
+	if cb.Type != slack.InteractionTypeBlockActions {
+		return nil, false
+	}
+	for _, act := range cb.ActionCallback.BlockActions {
+		if (act.ActionID == ActionApprove || act.ActionID == ActionReject) && act.Value != "" {
+			return act, true
+		}
+	}
+	return nil, false
+}
