@@ -1,0 +1,306 @@
+package recorder
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// decoder turns message payloads into events. GPU and token samples, the bulk of the traffic,
+// take a fast path without reflection; it accepts only plain input (each known key once,
+// strings without escapes, numbers as encoding/json reads them) and otherwise defers to
+// events.Decode, which decides and explains. So the fast path never accepts what events.Decode
+// rejects or decodes anything differently (FuzzFastDecode checks both).
+type decoder struct {
+	names map[string]string // interned label values: locations, nodes, models...
+}
+
+func newDecoder() *decoder { return &decoder{names: map[string]string{}} }
+
+// decode decodes one payload of the type its subject says.
+func (d *decoder) decode(t events.Type, data []byte) (events.Event, error) {
+	var e events.Event
+	switch t {
+	case events.TypeGPUSample:
+		g := &events.GPUSample{}
+		if d.gpu(data, g) {
+			e = g
+		}
+	case events.TypeTokensSample:
+		s := &events.TokensSample{}
+		if d.tokens(data, s) {
+			e = s
+		}
+	}
+	if e != nil && events.Validate(e) == nil {
+		return e, nil
+	}
+	return events.Decode(data)
+}
+
+// intern returns a string equal to b, shared with earlier equal values.
+func (d *decoder) intern(b []byte) string {
+	if s, ok := d.names[string(b)]; ok {
+		return s
+	}
+	if len(d.names) > 1<<14 {
+		clear(d.names)
+	}
+	s := string(b)
+	d.names[s] = s
+	return s
+}
+
+// gpu and tokens parse one field of their type: they return the field's bit, or ok=false for
+// an unknown key or a bad value.
+func (d *decoder) gpu(data []byte, e *events.GPUSample) bool {
+	var index int64
+	ok := d.object(data, e.EventType(), &e.Meta, 10, 0, func(key []byte, s *scanner) (uint, bool) {
+		switch string(key) {
+		case "location":
+			return 0, d.label(s, &e.Location)
+		case "node":
+			return 1, d.label(s, &e.Node)
+		case "uuid":
+			return 2, d.label(s, &e.UUID)
+		case "index":
+			return 3, s.int64(&index)
+		case "model":
+			return 4, d.label(s, &e.Model)
+		case "utilization_pct":
+			return 5, s.float64(&e.UtilizationPct)
+		case "memory_used_bytes":
+			return 6, s.int64(&e.MemoryUsedBytes)
+		case "memory_total_bytes":
+			return 7, s.int64(&e.MemoryTotalBytes)
+		case "power_w":
+			return 8, s.float64(&e.PowerW)
+		case "temperature_c":
+			return 9, s.float64(&e.TemperatureC)
+		}
+		return 0, false
+	})
+	e.Index = int(index)
+	return ok
+}
+
+func (d *decoder) tokens(data []byte, e *events.TokensSample) bool {
+	const resetBit = 7
+	return d.object(data, e.EventType(), &e.Meta, 8, 1<<resetBit, func(key []byte, s *scanner) (uint, bool) {
+		switch string(key) {
+		case "location":
+			return 0, d.label(s, &e.Location)
+		case "workload":
+			return 1, d.label(s, &e.Workload)
+		case "replica":
+			return 2, d.label(s, &e.Replica)
+		case "server":
+			return 3, d.label(s, &e.Server)
+		case "prompt_tokens":
+			return 4, s.int64(&e.PromptTokens)
+		case "generation_tokens":
+			return 5, s.int64(&e.GenerationTokens)
+		case "requests":
+			return 6, s.int64(&e.Requests)
+		case "reset":
+			return resetBit, s.bool(&e.Reset)
+		}
+		return 0, false
+	})
+}
+
+func (d *decoder) label(s *scanner, dst *string) bool {
+	b, ok := s.str()
+	*dst = d.intern(b)
+	return ok
+}
+
+// object parses one JSON object: the envelope and n fields, each exactly once except the
+// optional ones (a bit mask).
+func (d *decoder) object(data []byte, t events.Type, m *events.Meta, n uint, optional uint64,
+	field func(key []byte, s *scanner) (uint, bool)) bool {
+	s := scanner{b: data}
+	var seen uint64
+	if !s.lit("{") {
+		return false
+	}
+	for first := true; ; first = false {
+		s.ws()
+		if s.lit("}") {
+			break
+		}
+		if !first && !s.lit(",") {
+			return false
+		}
+		s.ws()
+		key, ok := s.str()
+		if !ok || !s.lit(":") {
+			return false
+		}
+		s.ws()
+		bit, known, ok := d.envelope(key, &s, t, m)
+		if !known {
+			bit, ok = field(key, &s)
+			bit += 4
+		}
+		if !ok || seen&(1<<bit) != 0 {
+			return false // a bad value, unknown key or repeat: events.Decode decides
+		}
+		seen |= 1 << bit
+	}
+	s.ws()
+	all := uint64(1)<<(n+4) - 1
+	return s.i == len(s.b) && seen|optional<<4 == all
+}
+
+// envelope parses the value of an envelope key (bits 0-3); known is false for other keys.
+func (d *decoder) envelope(key []byte, s *scanner, t events.Type, m *events.Meta) (bit uint, known, ok bool) {
+	switch string(key) {
+	case "type":
+		b, ok := s.str()
+		m.Type = t
+		return 0, true, ok && string(b) == string(t)
+	case "version":
+		b, ok := s.str()
+		m.Version = d.intern(b)
+		return 1, true, ok && major1(b)
+	case "id":
+		b, ok := s.str()
+		m.ID = string(b)
+		return 2, true, ok
+	case "at":
+		return 3, true, s.time(&m.At)
+	}
+	return 0, false, false
+}
+
+// major1 says whether a version is one events.Decode reads: major 1.
+func major1(v []byte) bool {
+	return len(v) >= 1 && v[0] == '1' && (len(v) == 1 || v[1] == '.')
+}
+
+// scanner reads JSON values from b at i.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) lit(w string) bool {
+	s.ws()
+	if len(s.b)-s.i < len(w) || string(s.b[s.i:s.i+len(w)]) != w {
+		return false
+	}
+	s.i += len(w)
+	return true
+}
+
+// str reads a string without escapes or control characters, in valid UTF-8.
+func (s *scanner) str() ([]byte, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			v := s.b[start:j]
+			return v, utf8.Valid(v)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// number reads a JSON number literal.
+func (s *scanner) number() ([]byte, bool) {
+	start := s.i
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(s.b) && s.b[s.i] == '0' {
+		s.i++
+	} else if digits() == 0 {
+		return nil, false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return nil, false
+		}
+	}
+	return s.b[start:s.i], true
+}
+
+func (s *scanner) int64(dst *int64) bool {
+	b, ok := s.number()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(b), len(b)), 10, 64)
+	*dst = v
+	return err == nil
+}
+
+func (s *scanner) float64(dst *float64) bool {
+	b, ok := s.number()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64)
+	*dst = v
+	return err == nil
+}
+
+func (s *scanner) bool(dst *bool) bool {
+	switch {
+	case s.lit("true"):
+		*dst = true
+	case s.lit("false"):
+		*dst = false
+	default:
+		return false
+	}
+	return true
+}
+
+// time reads an RFC 3339 string exactly as encoding/json does for a time.Time.
+func (s *scanner) time(dst *time.Time) bool {
+	start := s.i
+	if _, ok := s.str(); !ok {
+		return false
+	}
+	return dst.UnmarshalJSON(s.b[start:s.i]) == nil
+}

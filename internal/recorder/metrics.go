@@ -1,0 +1,33 @@
+package recorder
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	lag      *prometheus.GaugeVec
+	up       *prometheus.GaugeVec
+	rows     *prometheus.CounterVec
+	acked    *prometheus.CounterVec
+	dead     *prometheus.CounterVec
+	failures *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bursar_recorder_lag_messages",
+			Help: "Messages in the stream not yet committed to ClickHouse."}, []string{"stream"}),
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bursar_recorder_clickhouse_up",
+			Help: "1 while inserts succeed, 0 while they are failing and being retried."}, []string{"stream"}),
+		rows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_rows_total",
+			Help: "Rows committed to ClickHouse (deduplicated repeats included)."}, []string{"table"}),
+		acked: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_acked_messages_total",
+			Help: "Messages acked after their batch committed."}, []string{"stream"}),
+		dead: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_dead_messages_total",
+			Help: "Messages sent to DLQ because they could not be decoded or stored."}, []string{"stream"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_insert_failures_total",
+			Help: "Failed attempts to insert into ClickHouse or store a dead message."}, []string{"stream"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures)
+	}
+	return m
+}

@@ -1,0 +1,208 @@
+// Package recorder writes every event from JetStream into ClickHouse, losing and duplicating
+// nothing. It runs inside `arbiter run` and standalone as `arbiter record`.
+//
+// One durable pull consumer per stream feeds a loop that cuts the messages into batches, encodes
+// each batch as one TabSeparated insert per table, and acks the batch's messages only after
+// every insert committed. Batches are deterministic: a batch starts at the
+// first unacked message and ends at MaxRows messages or at the first message stored MaxDelay
+// after its first one (by the stream's timestamps), or, at the tail of the stream, when no
+// such message arrived by then plus Grace. So a batch redelivered after a crash is cut the
+// same way, and its insert_deduplication_token (consumer and stream sequence range) makes
+// ClickHouse drop the repeat; ReplacingMergeTree by event id is the backstop.
+//
+// While ClickHouse is down or failing, the loop keeps the batch, retries with backoff, stops
+// consuming (so the lag grows in JetStream, not in memory), logs once when inserts start
+// failing and once when they recover, and exports the lag as bursar_recorder_lag_messages.
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// Store is what the recorder needs from the history store.
+type Store interface {
+	Insert(ctx context.Context, table, columns, token string, rows []byte) error
+	Query(ctx context.Context, query string) ([]byte, error)
+	Table(name string) string
+}
+
+// Config tunes the recorder. The zero value records all streams with the defaults.
+type Config struct {
+	// Durable is the consumers' name prefix; scale-out recorders each take their own, with
+	// Subjects partitioning the streams between them. Default "recorder".
+	Durable string
+	// Streams to record; default MARKET, TELEMETRY and FLEET.
+	Streams []string
+	// Subjects filters each stream (e.g. one partition's workloads); default everything.
+	Subjects map[string][]string
+	MaxRows  int           // messages per batch (default 50,000)
+	MaxDelay time.Duration // stream time a batch spans at most (default 1s)
+	Grace    time.Duration // extra wait at the tail of a stream (default 250ms)
+	AckWait  time.Duration // default 5m: longer than any insert
+	// MinBackoff and MaxBackoff bound the retry delay while ClickHouse fails (100ms, 30s).
+	MinBackoff, MaxBackoff time.Duration
+	Registerer             prometheus.Registerer // default: none
+	Log                    *slog.Logger
+
+	// crashAfter, in tests, stops a loop without acking once n tables of a batch committed.
+	crashAfter int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Durable == "" {
+		c.Durable = "recorder"
+	}
+	if len(c.Streams) == 0 {
+		c.Streams = []string{bus.Market, bus.Telemetry, bus.Fleet}
+	}
+	if c.MaxRows <= 0 {
+		c.MaxRows = 50_000
+	}
+	if c.MaxDelay <= 0 {
+		c.MaxDelay = time.Second
+	}
+	if c.Grace <= 0 {
+		c.Grace = 250 * time.Millisecond
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = 5 * time.Minute
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = 100 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 30 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Recorder copies events from JetStream into the store.
+type Recorder struct {
+	js      jetstream.JetStream
+	store   Store
+	cfg     Config
+	metrics *metrics
+}
+
+// New returns a recorder; Run starts it.
+func New(js jetstream.JetStream, st Store, cfg Config) *Recorder {
+	cfg = cfg.withDefaults()
+	return &Recorder{js: js, store: st, cfg: cfg, metrics: newMetrics(cfg.Registerer)}
+}
+
+// Run records until ctx ends. Messages not in a committed and acked batch by then are
+// redelivered to the next run.
+func (r *Recorder) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.cfg.Streams))
+	for i, stream := range r.cfg.Streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.runStream(ctx, stream)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (r *Recorder) consumerConfig(stream string) jetstream.ConsumerConfig {
+	cfg := jetstream.ConsumerConfig{
+		Durable:       r.cfg.Durable + "-" + strings.ToLower(stream),
+		Description:   "Bursar recorder: events into ClickHouse",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       r.cfg.AckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: 4 * r.cfg.MaxRows,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+	switch subs := r.cfg.Subjects[stream]; len(subs) {
+	case 0:
+	case 1:
+		cfg.FilterSubject = subs[0]
+	default:
+		cfg.FilterSubjects = subs
+	}
+	return cfg
+}
+
+// consumer creates or updates the stream's durable consumer. When an earlier run left
+// deliveries unacked (it crashed or was killed mid-batch), JetStream would redeliver them only
+// after AckWait and behind newer messages, so the first batch would be cut differently from the
+// one that may already be in ClickHouse and would not be deduplicated. So the consumer is then
+// recreated at its ack floor: delivery resumes in stream order and the batch is cut the same way.
+func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consumer, error) {
+	cc := r.consumerConfig(stream)
+	if old, err := r.js.Consumer(ctx, stream, cc.Durable); err == nil {
+		info, err := old.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading consumer %s on %s: %w", cc.Durable, stream, err)
+		}
+		cc.DeliverPolicy, cc.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
+		if info.NumAckPending > 0 {
+			cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1
+			if err := r.js.DeleteConsumer(ctx, stream, cc.Durable); err != nil {
+				return nil, fmt.Errorf("resetting consumer %s on %s: %w", cc.Durable, stream, err)
+			}
+			r.cfg.Log.Info("resuming after unacked deliveries", "stream", stream, "from", cc.OptStartSeq)
+		}
+	}
+	cons, err := r.js.CreateOrUpdateConsumer(ctx, stream, cc)
+	if err != nil {
+		return nil, fmt.Errorf("creating consumer %s on %s: %w", cc.Durable, stream, err)
+	}
+	return cons, nil
+}
+
+func (r *Recorder) runStream(ctx context.Context, stream string) error {
+	cons, err := r.consumer(ctx, stream)
+	if err != nil {
+		return err
+	}
+	cc := r.consumerConfig(stream)
+	l := &loop{r: r, stream: stream, durable: cc.Durable, log: r.cfg.Log.With("stream", stream),
+		dec: newDecoder(), series: newSeries()}
+	if err := l.retry(ctx, "loading series state", func(ctx context.Context) error {
+		return l.series.load(ctx, r.store)
+	}); err != nil {
+		return nil // ctx ended
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(min(r.cfg.MaxRows, 20_000)))
+	if err != nil {
+		return fmt.Errorf("consuming %s: %w", cc.Durable, err)
+	}
+	defer it.Stop()
+	return l.run(ctx, it)
+}
+
+// subjectType maps a subject's second token to the event type published there (DESIGN.md).
+var subjectType = map[string]events.Type{
+	"price": events.TypePriceObserved, "reclaim": events.TypeCapacityReclaimed,
+	"gpu": events.TypeGPUSample, "tokens": events.TypeTokensSample, "fleet": events.TypeReplicaState,
+	"decision": events.TypePlanDecided, "action": events.TypeActionUpdated, "budget": events.TypeBudgetAlert,
+}
+
+func typeOf(subject string) (events.Type, bool) {
+	rest, ok := strings.CutPrefix(subject, "bursar.")
+	if !ok {
+		return "", false
+	}
+	tok, _, _ := strings.Cut(rest, ".")
+	t, ok := subjectType[tok]
+	return t, ok
+}
