@@ -55,9 +55,13 @@ func (n *Notifier) Post(ctx context.Context, a Alert) (string, error) {
 	return ts, nil
 }
 
-func mrkdwn(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.MarkdownType, s, false, false) }
+func mrkdwn(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+}
 
-func plain(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, true, false) }
+func plain(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, s, true, false)
+}
 
 func header(s string) slack.Block { return slack.NewHeaderBlock(plain(s)) }
 

@@ -75,7 +75,11 @@ type lockedWriter struct {
 	w  *bytes.Buffer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.w.Write(p) }
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
 
 func plan(id string) events.PlanDecided {
 	return events.PlanDecided{Meta: events.Meta{At: start}, Workload: "llm", PlanID: id,

@@ -37,6 +37,11 @@ type Server struct {
 	seq      int
 	live     map[string]bool // channel/ts of posted messages
 	changed  chan struct{}
+
+	wsURL    string
+	AppToken string            // xapp-… accepted by apps.connections.open
+	queued   []json.RawMessage // interactive payloads for the next Socket Mode connection
+	acks     []string          // envelope ids the client acknowledged
 }
 
 // New starts a server that accepts token; it stops when the test ends.
@@ -48,10 +53,13 @@ func New(tb testing.TB, token string) *Server {
 	mux.HandleFunc("POST /api/chat.update", s.update)
 	mux.HandleFunc("POST /api/chat.postEphemeral", s.ephemeral)
 	mux.HandleFunc("POST /api/usergroups.users.list", s.groupMembers)
+	mux.HandleFunc("POST /api/apps.connections.open", s.connectionsOpen)
+	mux.HandleFunc("GET /link", s.socket)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { reply(w, slackErr("unknown_method")) })
 	ts := httptest.NewServer(mux)
 	tb.Cleanup(ts.Close)
 	s.URL = ts.URL + "/api/"
+	s.wsURL = "ws" + strings.TrimPrefix(ts.URL, "http") + "/link"
 	return s
 }
 
