@@ -1,0 +1,203 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// got renders rows as "dims: col=value ..." lines for comparison.
+func got(res *Result, cols ...string) []string {
+	var out []string
+	for _, r := range res.Rows {
+		var b strings.Builder
+		for _, c := range res.Columns {
+			if !slices.Contains(cols, c) {
+				if s, ok := r[c].(string); ok {
+					b.WriteString(s + " ")
+				}
+			}
+		}
+		for _, c := range cols {
+			fmt.Fprintf(&b, "%s=%v ", c, r[c])
+		}
+		out = append(out, strings.TrimSpace(b.String()))
+	}
+	return out
+}
+
+func TestCost(t *testing.T) {
+	st := history(t)
+	tests := []struct {
+		name string
+		o    Options
+		want []string
+	}{
+		{
+			// aws: 2 x $4 x 1.5h + 2 x $5 x 1.5h; 2 replicas x 2 GPUs x 3h. gcp: 1 x $3 x 3h, the last
+			// hour from the interval still open after 11:00.
+			name: "whole hours", o: opts("09:00", "12:00", Location),
+			want: []string{
+				"aws-use1 usd=27 gpu_hours=12 usd_per_gpu_hour=2.25 spot_share=1 on_demand_share=0",
+				"gcp-usc1 usd=9 gpu_hours=3 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1",
+			},
+		},
+		{
+			// aws: 2 x $4 x 1h (09:30-10:30) + 2 x $5 x 0.75h; gcp: 1 x $3 x 1.75h.
+			name: "edges inside hours", o: opts("09:30", "11:15", Location),
+			want: []string{
+				"aws-use1 usd=15.5 gpu_hours=7 usd_per_gpu_hour=2.2143 spot_share=1 on_demand_share=0",
+				"gcp-usc1 usd=5.25 gpu_hours=1.75 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1",
+			},
+		},
+		{
+			// The report runs at 12:30: open intervals count up to then, not to 13:00.
+			// spot: 2 x $4 x 0.5h + 2 x $5 x 2h; on-demand: 1 x $3 x 2.5h.
+			name: "window past now", o: opts("10:00", "13:00", Market),
+			want: []string{
+				"on_demand usd=7.5 gpu_hours=2.5 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1",
+				"spot usd=24 gpu_hours=10 usd_per_gpu_hour=2.4 spot_share=1 on_demand_share=0",
+			},
+		},
+		{
+			name: "inside one hour", o: opts("10:15", "10:45", Provider, GPU),
+			want: []string{
+				// 2 x $4 x 0.25h + 2 x $5 x 0.25h
+				"aws H100-80GB usd=4.5 gpu_hours=2 usd_per_gpu_hour=2.25 spot_share=1 on_demand_share=0",
+				"gcp A100-80GB usd=1.5 gpu_hours=0.5 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1",
+			},
+		},
+		{
+			name: "by region", o: opts("09:00", "12:00", Region),
+			want: []string{
+				"us-central1 usd=9 gpu_hours=3 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1",
+				"us-east-1 usd=27 gpu_hours=12 usd_per_gpu_hour=2.25 spot_share=1 on_demand_share=0",
+			},
+		},
+		{
+			name: "filtered", o: func() Options {
+				o := opts("09:00", "12:00", Workload)
+				o.Filter = Filter{Provider: {"gcp"}}
+				return o
+			}(),
+			want: []string{"chat usd=9 gpu_hours=3 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1"},
+		},
+		{
+			name: "region filter", o: func() Options {
+				o := opts("09:00", "12:00", Workload)
+				o.Filter = Filter{Region: {"us-east-1"}}
+				return o
+			}(),
+			want: []string{"chat usd=27 gpu_hours=12 usd_per_gpu_hour=2.25 spot_share=1 on_demand_share=0"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Cost(ctxT(t), st, tt.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := got(res, "usd", "gpu_hours", "usd_per_gpu_hour", "spot_share", "on_demand_share")
+			if strings.Join(g, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestCostOutputs(t *testing.T) {
+	st := history(t)
+	res, err := Cost(ctxT(t), st, opts("09:00", "12:00", Location))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, format string
+		check        func(t *testing.T, out string)
+	}{
+		{"table", "table", func(t *testing.T, out string) {
+			for _, want := range []string{"LOCATION", "aws-use1", "27", "TOTAL", "36"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("table lacks %q:\n%s", want, out)
+				}
+			}
+		}},
+		{"json", "json", func(t *testing.T, out string) {
+			var rows []map[string]any
+			if err := json.Unmarshal([]byte(out), &rows); err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 2 || rows[0]["usd"] != 27.0 || rows[1]["gpu_hours"] != 3.0 {
+				t.Errorf("json rows = %v", rows)
+			}
+		}},
+		{"csv", "csv", func(t *testing.T, out string) {
+			recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != 3 || recs[0][1] != "usd" || recs[1][0] != "aws-use1" || recs[1][1] != "27" {
+				t.Errorf("csv = %q", recs)
+			}
+		}},
+		{"markdown", "markdown", func(t *testing.T, out string) {
+			for _, want := range []string{"## Cost, 2026-11-30T09:00:00Z to 2026-11-30T12:00:00Z", "![", "(cost.png)",
+				"| location | usd |", "| aws-use1 | 27 | 12 | 2.25 |", "| TOTAL | 36 |"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("markdown lacks %q:\n%s", want, out)
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Write(&b, tt.format, res, "cost.png"); err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, b.String())
+		})
+	}
+	if err := Write(&bytes.Buffer{}, "xml", res, ""); err == nil {
+		t.Error("an unknown format is accepted")
+	}
+}
+
+func TestChartDecodes(t *testing.T) {
+	st := history(t)
+	res, err := Cost(ctxT(t), st, opts("09:00", "12:00", Location))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Series.Lines); n != 2 {
+		t.Fatalf("%d lines, want one per location", n)
+	}
+	if got := res.Series.Lines[0]; got.Name != "aws-use1" || fmt.Sprint(got.Values) != "[8 9 10]" {
+		t.Errorf("aws line = %+v, want hourly spend [8 9 10]", got)
+	}
+	path := filepath.Join(t.TempDir(), "cost.png")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Series.RenderPNG(f, res.Title); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	f, _ = os.Open(path)
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("the chart is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
+		t.Errorf("chart is %v", b)
+	}
+}

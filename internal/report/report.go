@@ -1,0 +1,137 @@
+// Package report turns Bursar's history into the numbers a platform lead and a FinOps analyst ask
+// for: spend and cost per GPU-hour, cost per million tokens, savings against on-demand, idle GPUs,
+// budget burn, reclaims, commitment floors and a FOCUS export.
+//
+// Every report is a function over a Querier (the store, or the store's owner over NATS) and
+// Options; the time is passed in (Options.Now), never read from the clock, so a report over a
+// fixed history always gives the same numbers. Reports read the hourly rollups wherever they hold
+// what is needed and go to raw rows only for what the rollups cannot know: the parts of hours at
+// the window's edges and the interval still open after each series' latest sample.
+package report
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// Querier runs read-only SQL on the history. *store.Store and *Client (the store's owner over
+// NATS) both are one.
+type Querier interface {
+	// Query runs a SELECT and returns its rows as JSONEachRow.
+	Query(ctx context.Context, query string) ([]byte, error)
+	// Table returns the quoted name to read a table by.
+	Table(name string) string
+}
+
+// Dim is a dimension a report can group and filter by.
+type Dim string
+
+// The dimensions. Region is not stored with replicas: it comes from the fleet file's locations.
+const (
+	Workload Dim = "workload"
+	Location Dim = "location"
+	Provider Dim = "provider"
+	Region   Dim = "region"
+	Market   Dim = "market"
+	GPU      Dim = "gpu"
+)
+
+// Dims lists every dimension, in the order columns are printed.
+var Dims = []Dim{Workload, Location, Provider, Region, Market, GPU}
+
+// ParseDims reads a comma-separated --by list.
+func ParseDims(s string) ([]Dim, error) {
+	var out []Dim
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		d := Dim(f)
+		if !slices.Contains(Dims, d) {
+			return nil, fmt.Errorf("--by %q: unknown dimension %q; want some of workload, location, provider, region, market, gpu", s, f)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// Filter keeps only rows whose dimension values are listed; a dimension not in the map is not
+// filtered.
+type Filter map[Dim][]string
+
+// Options are what every report takes.
+type Options struct {
+	Window Window
+	By     []Dim
+	Filter Filter
+	// Now is the time of the report: the interval still open after a series' latest sample is
+	// counted up to Now (or to the window's end, whichever is first).
+	Now time.Time
+	// Fleet, when given, maps locations to regions and says where each workload may run.
+	Fleet *fleet.Config
+}
+
+// Result is a report's answer: rows by column name, columns in print order.
+type Result struct {
+	Title   string
+	Columns []string
+	Rows    []cli.Row
+	// Total, when not nil, is a summary row printed under tables and markdown (not in JSON or CSV,
+	// where it would read as data).
+	Total cli.Row
+	// Notes are caveats printed under tables and markdown.
+	Notes []string
+	// Series, when not nil, is what a chart of the report plots.
+	Series *Series
+}
+
+// region returns the region of a location from the fleet file, or "" when unknown.
+func (o Options) region(location string) string {
+	if o.Fleet == nil {
+		return ""
+	}
+	if l, ok := o.Fleet.Location(location); ok {
+		return l.Region
+	}
+	return ""
+}
+
+// byColumns returns the --by dimensions as column names.
+func byColumns(by []Dim) []string {
+	out := make([]string, len(by))
+	for i, d := range by {
+		out[i] = string(d)
+	}
+	return out
+}
+
+// round rounds to n decimal places, so printed numbers don't carry float noise.
+func round(v float64, n int) float64 {
+	p := 1.0
+	for range n {
+		p *= 10
+	}
+	if v < 0 {
+		return -float64(int64(-v*p+0.5)) / p
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+// ratio is a/b, or 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func sortStrings(s []string) { slices.Sort(s) }

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+)
+
+// DefaultOutputWeight is how many times an input token's cost an output token is taken to cost
+// when spend is split between input and output: generating a token takes a forward pass of its
+// own, reading one is a slice of a batched prefill.
+const DefaultOutputWeight = 4
+
+// TokenOptions adds the input/output split to Options.
+type TokenOptions struct {
+	Options
+	// OutputWeight is the cost of an output token in input tokens; 0 means DefaultOutputWeight.
+	OutputWeight float64
+}
+
+// tokenUse is what one workload at one location served in one hour.
+type tokenUse struct {
+	Workload string `json:"workload"`
+	Location string `json:"location"`
+	Hour     int64  `json:"hour"`
+	Prompt   int64  `json:"prompt"`
+	Gen      int64  `json:"gen"`
+	Requests int64  `json:"requests"`
+}
+
+var tokenCols = map[Dim]string{Workload: "workload", Location: "location"}
+
+// loadTokens returns the tokens served in the window by workload, location and hour: whole hours
+// from the tokens rollup, the edges from the counters' increases in tokens_sample.
+func loadTokens(ctx context.Context, q Querier, o Options) ([]tokenUse, error) {
+	w := o.Window
+	lo, hi := hourCeil(w.Since), hourFloor(w.Until)
+	var out []tokenUse
+	edge := func(a, b time.Time) error {
+		rows, err := queryRows[tokenUse](ctx, q, fmt.Sprintf(`SELECT workload, location,
+			toUnixTimestamp(toStartOfHour(at)) AS hour, sum(delta_prompt_tokens) AS prompt,
+			sum(delta_generation_tokens) AS gen, sum(delta_requests) AS requests
+			FROM %s WHERE at >= %s AND at < %s AND %s GROUP BY workload, location, hour`,
+			q.Table("tokens_sample"), ms64(a), ms64(b), where(o.Filter, tokenCols)))
+		out = append(out, rows...)
+		return err
+	}
+	if lo.After(hi) {
+		if err := edge(w.Since, w.Until); err != nil {
+			return nil, fmt.Errorf("reading token counters: %w", err)
+		}
+		return out, nil
+	}
+	rows, err := queryRows[tokenUse](ctx, q, fmt.Sprintf(`SELECT workload, location, toUnixTimestamp(hour) AS hour,
+		sum(prompt_tokens) AS prompt, sum(generation_tokens) AS gen, sum(requests) AS requests
+		FROM %s WHERE hour >= %s AND hour < %s AND %s GROUP BY workload, location, hour`,
+		q.Table("tokens_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, tokenCols)))
+	if err != nil {
+		return nil, fmt.Errorf("reading the tokens rollup: %w", err)
+	}
+	out = append(out, rows...)
+	for _, e := range [][2]time.Time{{w.Since, lo}, {hi, w.Until}} {
+		if e[0].Before(e[1]) {
+			if err := edge(e[0], e[1]); err != nil {
+				return nil, fmt.Errorf("reading token counters: %w", err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Tokens is `report tokens`: tokens served and what they cost per million, blended and split into
+// input and output, by workload, location or region.
+func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
+	for _, d := range o.By {
+		if d != Workload && d != Location && d != Region {
+			return nil, fmt.Errorf("--by %s: token counters are kept by workload and location; use workload, location or region", d)
+		}
+	}
+	weight := o.OutputWeight
+	if weight <= 0 {
+		weight = DefaultOutputWeight
+	}
+	toks, err := loadTokens(ctx, q, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	us, err := loadUsage(ctx, q, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	type agg struct {
+		vals                   []string
+		prompt, gen, req, cost float64
+	}
+	groups := map[string]*agg{}
+	var order []string
+	get := func(workload, location string) *agg {
+		k := Key{Workload: workload, Location: location}
+		vals := make([]string, len(o.By))
+		for i, d := range o.By {
+			vals[i] = k.dim(d, o.Options)
+		}
+		id := strings.Join(vals, "\x00")
+		if groups[id] == nil {
+			groups[id] = &agg{vals: vals}
+			order = append(order, id)
+		}
+		return groups[id]
+	}
+	var pts []Point
+	for _, t := range toks {
+		if !o.Filter.keep(Region, o.region(t.Location)) {
+			continue
+		}
+		a := get(t.Workload, t.Location)
+		a.prompt += float64(t.Prompt)
+		a.gen += float64(t.Gen)
+		a.req += float64(t.Requests)
+		pts = append(pts, Point{Line: label(a.vals), At: time.Unix(t.Hour, 0), Value: float64(t.Prompt + t.Gen)})
+	}
+	for _, u := range us {
+		get(u.Workload, u.Location).cost += u.USD
+	}
+	res := &Result{Title: "Tokens and cost per million tokens, " + o.Window.String(),
+		Columns: append(byColumns(o.By), "prompt_tokens", "generation_tokens", "tokens", "requests", "usd",
+			"usd_per_m_tokens", "usd_per_m_input", "usd_per_m_output"),
+		Notes: []string{fmt.Sprintf("input/output split weights an output token as %g input tokens", weight)}}
+	sortStrings(order)
+	var total agg
+	for _, id := range order {
+		a := groups[id]
+		res.Rows = append(res.Rows, tokenRow(dimsRow(o.By, a.vals), a.prompt, a.gen, a.req, a.cost, weight))
+		total.prompt, total.gen, total.req, total.cost = total.prompt+a.prompt, total.gen+a.gen, total.req+a.req, total.cost+a.cost
+	}
+	if len(o.By) > 0 {
+		res.Total = tokenRow(cli.Row{string(o.By[0]): "TOTAL"}, total.prompt, total.gen, total.req, total.cost, weight)
+	}
+	res.Series = NewSeries("Tokens", o.Window, bucketOf(o.Window), pts)
+	return res, nil
+}
+
+// tokenRow prices tokens: blended is cost per million of all tokens; the split gives output
+// tokens weight times an input token's share of the cost.
+func tokenRow(r cli.Row, prompt, gen, req, cost, weight float64) cli.Row {
+	r["prompt_tokens"] = int64(prompt)
+	r["generation_tokens"] = int64(gen)
+	r["tokens"] = int64(prompt + gen)
+	r["requests"] = int64(req)
+	r["usd"] = round(cost, 2)
+	r["usd_per_m_tokens"] = round(ratio(cost, prompt+gen)*1e6, 4)
+	perInput := ratio(cost, prompt+weight*gen) // the cost of one input token
+	r["usd_per_m_input"] = round(perInput*1e6, 4)
+	r["usd_per_m_output"] = round(perInput*weight*1e6, 4)
+	return r
+}

@@ -1,0 +1,219 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Key is what a replica's spend is recorded by.
+type Key struct {
+	Workload, Location, Provider, Market, GPU string
+}
+
+// dim returns the key's value of a dimension; region comes from the fleet file.
+func (k Key) dim(d Dim, o Options) string {
+	switch d {
+	case Workload:
+		return k.Workload
+	case Location:
+		return k.Location
+	case Provider:
+		return k.Provider
+	case Region:
+		return o.region(k.Location)
+	case Market:
+		return k.Market
+	case GPU:
+		return k.GPU
+	}
+	return ""
+}
+
+// Usage is what one key ran and cost in one hour.
+type Usage struct {
+	Key
+	Hour         time.Time
+	USD          float64
+	GPUHours     float64
+	ReplicaHours float64
+}
+
+// costCols are the columns of the cost rollup and replica_state that hold each dimension.
+var costCols = map[Dim]string{Workload: "workload", Location: "location", Provider: "provider", Market: "market", GPU: "gpu_model"}
+
+// loadUsage returns the exact spend in the window by key and hour: whole hours from the cost
+// rollup, the parts of hours at the window's edges from the intervals in replica_state, and the
+// interval each series has had open since its latest sample, up to Now.
+func loadUsage(ctx context.Context, q Querier, o Options) ([]Usage, error) {
+	acc := map[usageKey]*Usage{}
+	w := o.Window
+	lo, hi := hourCeil(w.Since), hourFloor(w.Until)
+	var edges [][2]time.Time
+	if lo.After(hi) { // the window lies inside one hour
+		edges = append(edges, [2]time.Time{w.Since, w.Until})
+	} else {
+		if err := rollupUsage(ctx, q, o, lo, hi, acc); err != nil {
+			return nil, err
+		}
+		if w.Since.Before(lo) {
+			edges = append(edges, [2]time.Time{w.Since, lo})
+		}
+		if hi.Before(w.Until) {
+			edges = append(edges, [2]time.Time{hi, w.Until})
+		}
+	}
+	for _, e := range edges {
+		if err := edgeUsage(ctx, q, o, e[0], e[1], acc); err != nil {
+			return nil, err
+		}
+	}
+	if err := openUsage(ctx, q, o, acc); err != nil {
+		return nil, err
+	}
+	out := make([]Usage, 0, len(acc))
+	for _, u := range acc {
+		if o.Filter.keep(Region, o.region(u.Location)) {
+			out = append(out, *u)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Hour.Equal(out[j].Hour) {
+			return out[i].Hour.Before(out[j].Hour)
+		}
+		return keyLess(out[i].Key, out[j].Key)
+	})
+	return out, nil
+}
+
+type usageKey struct {
+	Key
+	hour int64
+}
+
+func keyLess(a, b Key) bool {
+	return strings.Join([]string{a.Workload, a.Location, a.Provider, a.Market, a.GPU}, "\x00") <
+		strings.Join([]string{b.Workload, b.Location, b.Provider, b.Market, b.GPU}, "\x00")
+}
+
+func (u *Usage) add(usd, gpuHours, replicaHours float64) {
+	u.USD += usd
+	u.GPUHours += gpuHours
+	u.ReplicaHours += replicaHours
+}
+
+func slot(acc map[usageKey]*Usage, k Key, hour time.Time) *Usage {
+	uk := usageKey{k, hour.Unix()}
+	u := acc[uk]
+	if u == nil {
+		u = &Usage{Key: k, Hour: hour.UTC()}
+		acc[uk] = u
+	}
+	return u
+}
+
+type keyRow struct {
+	Workload string `json:"workload"`
+	Location string `json:"location"`
+	Provider string `json:"provider"`
+	Market   string `json:"market"`
+	GPU      string `json:"gpu"`
+}
+
+func (r keyRow) key() Key { return Key{r.Workload, r.Location, r.Provider, r.Market, r.GPU} }
+
+func rollupUsage(ctx context.Context, q Querier, o Options, lo, hi time.Time, acc map[usageKey]*Usage) error {
+	rows, err := queryRows[struct {
+		keyRow
+		Hour         int64   `json:"hour"`
+		USD          float64 `json:"usd"`
+		GPUHours     float64 `json:"gpu_hours"`
+		ReplicaHours float64 `json:"replica_hours"`
+	}](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
+		toUnixTimestamp(hour) AS hour, sum(usd) AS usd, sum(gpu_hours) AS gpu_hours, sum(replica_hours) AS replica_hours
+		FROM %s WHERE hour >= %s AND hour < %s AND %s
+		GROUP BY workload, location, provider, market, gpu_model, hour`,
+		q.Table("cost_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, costCols)))
+	if err != nil {
+		return fmt.Errorf("reading the cost rollup: %w", err)
+	}
+	for _, r := range rows {
+		slot(acc, r.key(), time.Unix(r.Hour, 0)).add(r.USD, r.GPUHours, r.ReplicaHours)
+	}
+	return nil
+}
+
+// interval is a stretch during which ready replicas ran at one price.
+type interval struct {
+	keyRow
+	GPUs   int64   `json:"gpus"`
+	Ready  int64   `json:"ready"`
+	USD    float64 `json:"usd"`
+	FromMS int64   `json:"from_ms"`
+	ToMS   int64   `json:"to_ms"`
+}
+
+// spread adds the part of iv inside [a, b) to acc, split at hour boundaries in integer
+// milliseconds like the rollup's view.
+func (iv interval) spread(acc map[usageKey]*Usage, a, b time.Time) {
+	from, to := max(iv.FromMS, a.UnixMilli()), min(iv.ToMS, b.UnixMilli())
+	const hourMS = int64(time.Hour / time.Millisecond)
+	for from < to {
+		h := from / hourMS * hourMS
+		end := min(to, h+hourMS)
+		ms := float64(end - from)
+		r := float64(iv.Ready)
+		slot(acc, iv.key(), time.UnixMilli(h)).add(r*iv.USD*ms/float64(hourMS), r*float64(iv.GPUs)*ms/float64(hourMS), r*ms/float64(hourMS))
+		from = end
+	}
+}
+
+func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc map[usageKey]*Usage) error {
+	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
+		gpus_per_replica AS gpus, prev_ready AS ready, prev_usd_per_hour AS usd,
+		toUnixTimestamp64Milli(prev_at) AS from_ms, toUnixTimestamp64Milli(at) AS to_ms
+		FROM %s WHERE prev_ready > 0 AND at > prev_at AND at > %s AND prev_at < %s AND %s`,
+		q.Table("replica_state"), ms64(a), ms64(b), where(o.Filter, costCols)))
+	if err != nil {
+		return fmt.Errorf("reading replica intervals: %w", err)
+	}
+	for _, iv := range ivs {
+		iv.spread(acc, a, b)
+	}
+	return nil
+}
+
+// openIntervals returns each series' interval since its latest sample before until, still open.
+func openIntervals(ctx context.Context, q Querier, f Filter, until time.Time) ([]interval, error) {
+	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, any(provider) AS provider, market,
+		any(gpu_model) AS gpu, argMax(gpus_per_replica, at) AS gpus, argMax(ready, at) AS ready,
+		argMax(usd_per_hour, at) AS usd, toUnixTimestamp64Milli(max(at)) AS from_ms
+		FROM (SELECT * FROM %s WHERE %s)
+		GROUP BY workload, location, market, offer HAVING ready > 0 AND from_ms < %d`,
+		q.Table("replica_state"), where(f, costCols), until.UnixMilli()))
+	if err != nil {
+		return nil, fmt.Errorf("reading the replicas running now: %w", err)
+	}
+	return ivs, nil
+}
+
+func openUsage(ctx context.Context, q Querier, o Options, acc map[usageKey]*Usage) error {
+	end := o.Window.Until
+	if !o.Now.IsZero() && o.Now.Before(end) {
+		end = o.Now
+	}
+	if !end.After(o.Window.Since) {
+		return nil
+	}
+	ivs, err := openIntervals(ctx, q, o.Filter, end)
+	if err != nil {
+		return err
+	}
+	for _, iv := range ivs {
+		iv.ToMS = end.UnixMilli()
+		iv.spread(acc, o.Window.Since, end)
+	}
+	return nil
+}
