@@ -1,0 +1,56 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+
+func TestSavings(t *testing.T) {
+	st := history(t)
+	seed(t, st, "price_observed", "id, at, version, provider, region, zone, instance_type, gpu_model, gpu_count, "+
+		"gpu_memory_gb, market, usd_per_hour, source",
+		[]any{"p1", at("08:00"), "1", "aws", "us-east-1", "us-east-1a", "p5.48xlarge", "H100-80GB", 8, 80, "on_demand", 80, "aws"},
+		[]any{"p2", at("08:00"), "1", "aws", "us-east-1", "us-east-1a", "p5.48xlarge", "H100-80GB", 8, 80, "spot", 30, "aws"},
+		// another zone of the region, not the location's: not its price
+		[]any{"p3", at("08:00"), "1", "aws", "us-east-1", "us-east-1c", "p5.48xlarge", "H100-80GB", 8, 80, "on_demand", 40, "aws"},
+		[]any{"p4", at("08:00"), "1", "aws", "us-west-2", "us-west-2b", "p5.48xlarge", "H100-80GB", 8, 80, "on_demand", 64, "aws"},
+		// after the window: not seen yet
+		[]any{"p5", at("13:00"), "1", "aws", "us-west-2", "us-west-2b", "p5.48xlarge", "H100-80GB", 8, 80, "on_demand", 40, "aws"},
+		[]any{"p6", at("08:00"), "1", "gcp", "us-central1", "", "a2-ultragpu-1g", "A100-80GB", 1, 80, "on_demand", 3, "gcp"},
+	)
+	cols := "id, at, version, workload, action_id, plan_id, status, kind, location, offer, market, replicas, reason, actor, detail"
+	seed(t, st, "action_updated", cols,
+		[]any{"a1p", at("10:29"), "1", "chat", "m1", "p", "proposed", "launch", "aws-use1", awsSpot, "spot", 2, "cheaper_offer", "arbiter", ""},
+		[]any{"a1a", at("10:30"), "1", "chat", "m1", "p", "applied", "launch", "aws-use1", awsSpot, "spot", 2, "cheaper_offer", "arbiter", ""},
+		[]any{"a2a", at("10:40"), "1", "chat", "h1", "p", "applied", "launch", "aws-use1", awsSpot, "spot", 1, "hedge", "arbiter", ""},
+		[]any{"a3p", at("10:50"), "1", "chat", "m2", "p", "proposed", "launch", "gcp-usc1", gcpOD, "on_demand", 1, "cheaper_offer", "arbiter", ""},
+	)
+	res, err := Savings(ctxT(t), st, opts("09:00", "12:00", Location))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// aws: 12 GPU-hours at $80/8 in us-east-1a, or $64/8 in us-west-2, against $27 paid.
+	// gcp: 3 GPU-hours at $3, the price paid.
+	want := []string{
+		"aws-use1 usd=27 gpu_hours=12 on_demand_same_usd=120 saving_same_usd=93 cheapest_on_demand_usd=96 saving_cheapest_usd=69",
+		"gcp-usc1 usd=9 gpu_hours=3 on_demand_same_usd=9 saving_same_usd=0 cheapest_on_demand_usd=9 saving_cheapest_usd=0",
+	}
+	g := got(res, "usd", "gpu_hours", "on_demand_same_usd", "saving_same_usd", "cheapest_on_demand_usd", "saving_cheapest_usd")
+	if strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
+	if s := res.Total["saving_same_usd"]; s != 93.0 {
+		t.Errorf("total saving = %v, want 93", s)
+	}
+	// One applied move of 2 replicas pulling 100 GB at $0.09/GB; the proposed one never ran.
+	wantNote := "arbitrage cost: 1 moves (2 replicas, $18.00 egress of weights), 1 hedging launches"
+	if n := res.Notes[len(res.Notes)-1]; n != wantNote {
+		t.Errorf("note = %q, want %q", n, wantNote)
+	}
+	o := opts("09:00", "12:00", Location)
+	o.Fleet = nil
+	if _, err := Savings(ctxT(t), st, o); err == nil || !strings.Contains(err.Error(), "--fleet") {
+		t.Errorf("without a fleet file: %v, want an error asking for --fleet", err)
+	}
+}
