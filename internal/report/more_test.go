@@ -1,0 +1,164 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bursar-dev/bursar/internal/budget"
+)
+
+func TestBudget(t *testing.T) {
+	st := history(t)
+	scope, err := budget.ParseScope("workload=chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	warn, _ := budget.ParseLevel("40%")
+	policies := []budget.Policy{
+		{Name: "chat-month", Scope: scope, Period: budget.Month, Limit: 100, Currency: "USD",
+			Thresholds: []budget.Threshold{{At: warn, On: budget.Actual, Action: budget.Notify}}},
+		{Name: "gcp-day", Scope: budget.Scope{Provider: "gcp"}, Period: budget.Day, Limit: 50, Currency: "USD"},
+	}
+	res, err := Budget(ctxT(t), st, policies, opts("09:00", "12:00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At 12:30: aws $27 to 12:00 and 2 x $5 x 0.5h since; gcp 1 x $3 x 3.5h. Burning $10 + $3 an
+	// hour, 11.5 hours before the month (and the day) ends.
+	want := []string{
+		"chat-month workload=chat month 2026-11-01T00:00:00Z USD spend=42.5 spend_pct=42.5 burn_per_hour=13 forecast=192 forecast_pct=192 reached=actual:40% notify",
+		"gcp-day provider=gcp day 2026-11-30T00:00:00Z USD spend=10.5 spend_pct=21 burn_per_hour=3 forecast=45 forecast_pct=90 reached=",
+	}
+	g := got(res, "spend", "spend_pct", "burn_per_hour", "forecast", "forecast_pct", "reached")
+	if strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestReclaims(t *testing.T) {
+	st := history(t)
+	seed(t, st, "capacity_reclaimed", "id, at, version, provider, region, location, zone, instance, node, kind, notice_at, deadline, source",
+		[]any{"c1", at("10:00"), "1", "aws", "us-east-1", "aws-use1", "us-east-1a", "i-1", "n1", "interruption", at("10:00"), at("10:02"), "imds"},
+		[]any{"c2", at("11:00"), "1", "gcp", "us-central1", "gcp-usc1", "us-central1-a", "vm-1", "n2", "preempted", at("11:00"), at("11:00:30"), "gce"},
+	)
+	cols := "id, at, version, workload, action_id, plan_id, status, kind, location, offer, market, replicas, reason, actor, detail"
+	seed(t, st, "action_updated", cols,
+		[]any{"r1p", at("10:00:05"), "1", "chat", "r1", "p", "proposed", "launch", "aws-usw2", "", "spot", 1, "reclaim", "arbiter", ""},
+		[]any{"r1a", at("10:03:05"), "1", "chat", "r1", "p", "applied", "launch", "aws-usw2", "", "spot", 1, "reclaim", "arbiter", ""},
+		[]any{"r2p", at("11:00:10"), "1", "chat", "r2", "p", "proposed", "launch", "gcp-usc1", "", "on_demand", 1, "reclaim", "arbiter", ""},
+		[]any{"r2a", at("11:01:40"), "1", "chat", "r2", "p", "applied", "launch", "gcp-usc1", "", "on_demand", 1, "reclaim", "arbiter", ""},
+	)
+	res, err := Reclaims(ctxT(t), st, opts("09:00", "12:00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"aws aws-use1 us-east-1a interruption reclaims=1 avg_notice_s=120 replaced=1 avg_to_replacement_s=185",
+		"gcp gcp-usc1 us-central1-a preempted reclaims=1 avg_notice_s=30 replaced=1 avg_to_replacement_s=100",
+	}
+	g := got(res, "reclaims", "avg_notice_s", "replaced", "avg_to_replacement_s")
+	if strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
+	wantNotes := []string{
+		"time to first GPU at aws: 180.0 s on average over 1 launches",
+		"time to first GPU at gcp: 90.0 s on average over 1 launches",
+	}
+	if !slices.Equal(res.Notes, wantNotes) {
+		t.Errorf("notes = %q, want %q", res.Notes, wantNotes)
+	}
+}
+
+func TestCommitments(t *testing.T) {
+	st := history(t)
+	seed(t, st, "price_observed", "id, at, version, provider, region, zone, instance_type, gpu_model, gpu_count, "+
+		"gpu_memory_gb, market, usd_per_hour, source",
+		[]any{"p1", at("08:00"), "1", "aws", "us-west-2", "", "p5.48xlarge", "H100-80GB", 8, 80, "on_demand", 64, "aws"},
+		[]any{"p2", at("08:00"), "1", "gcp", "us-central1", "", "a2-ultragpu-1g", "A100-80GB", 1, 80, "on_demand", 3, "gcp"},
+	)
+	o := CommitOptions{Options: opts("09:00", "12:00"), Discount: 0.3}
+	res, err := Commitments(ctxT(t), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A100: 1 GPU every hour; reserving it at $2.10 saves 3 x ($3 - $2.10). H100: 4 GPUs every
+	// hour, paid $2.25 on spot; reserved at 0.7 x $8 = $5.60 it would have cost 4 x 3 x 3.35 more.
+	want := []string{
+		"A100-80GB hours=3 avg_gpus=1 floor_gpus=1 paid_usd_per_gpu_hour=3 reserved_usd_per_gpu_hour=2.1 covered_gpu_hours=3 saving_usd=2.7",
+		"H100-80GB hours=3 avg_gpus=4 floor_gpus=4 paid_usd_per_gpu_hour=2.25 reserved_usd_per_gpu_hour=5.6 covered_gpu_hours=12 saving_usd=-40.2",
+	}
+	g := got(res, "hours", "avg_gpus", "floor_gpus", "paid_usd_per_gpu_hour", "reserved_usd_per_gpu_hour", "covered_gpu_hours", "saving_usd")
+	if strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
+	// Over 09:00-13:00 at 12:30, the 12:00 hour runs half: the floor is the lowest hour.
+	if p := percentile([]float64{4, 4, 4, 2}, 10); p != 2 {
+		t.Errorf("p10 of [4 4 4 2] = %v, want 2", p)
+	}
+}
+
+func TestFOCUS(t *testing.T) {
+	st := history(t)
+	month, err := ParseMonth("2026-11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Window: month, Now: at("12:30"), Fleet: testFleet()}
+	res, err := FOCUS(ctxT(t), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "csv", res, ""); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := recs[0]
+	for _, c := range FOCUSMandatory {
+		if !slices.Contains(header, c) {
+			t.Errorf("FOCUS column %s is missing", c)
+		}
+	}
+	for _, c := range header {
+		if !slices.Contains(FOCUSMandatory, c) && !slices.Contains(focusConditional, c) {
+			t.Errorf("column %s is neither FOCUS nor x_", c)
+		}
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d rows, want one for aws spot and one for gcp on-demand on Nov 30", len(recs)-1)
+	}
+	row := func(i int) map[string]string {
+		m := map[string]string{}
+		for j, c := range header {
+			m[c] = recs[i][j]
+		}
+		return m
+	}
+	// Up to 12:30: aws 2 x $4 x 1.5h + 2 x $5 x 2h over 2 x 2 x 3.5 GPU-hours; gcp $3 x 3.5h.
+	tests := []struct {
+		name string
+		row  map[string]string
+		want map[string]string
+	}{
+		{"aws spot", row(1), map[string]string{"BilledCost": "32", "EffectiveCost": "32", "ConsumedQuantity": "14",
+			"ConsumedUnit": "GPU-Hours", "PricingCategory": "Dynamic", "ProviderName": "aws", "RegionId": "us-east-1",
+			"ChargePeriodStart": "2026-11-30T00:00:00Z", "ChargePeriodEnd": "2026-12-01T00:00:00Z",
+			"BillingPeriodStart": "2026-11-01T00:00:00Z", "BillingPeriodEnd": "2026-12-01T00:00:00Z",
+			"x_PromptTokens": "4500000", "x_GenerationTokens": "1500000", "ChargeCategory": "Usage"}},
+		{"gcp on-demand", row(2), map[string]string{"BilledCost": "10.5", "ConsumedQuantity": "3.5",
+			"PricingCategory": "Standard", "x_PromptTokens": "2000000", "x_GenerationTokens": "1000000"}},
+	}
+	for _, tt := range tests {
+		for k, v := range tt.want {
+			if tt.row[k] != v {
+				t.Errorf("%s: %s = %q, want %q", tt.name, k, tt.row[k], v)
+			}
+		}
+	}
+}
