@@ -56,10 +56,13 @@ func start(t testing.TB, env *bustest.Env, st Store, cfg Config) (stop func() er
 }
 
 // settled waits until every recorder consumer has acked everything in its stream.
-func settled(t testing.TB, env *bustest.Env, durable string) {
+func settled(t testing.TB, env *bustest.Env, durable string, streams ...string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for _, stream := range []string{bus.Market, bus.Telemetry, bus.Fleet} {
+	if len(streams) == 0 {
+		streams = []string{bus.Market, bus.Telemetry, bus.Fleet}
+	}
+	for _, stream := range streams {
 		for {
 			ci, err := env.JS.Consumer(testCtx(t), stream, durable+"-"+strings.ToLower(stream))
 			if err == nil {

@@ -128,6 +128,9 @@ func New(eng Engine, db string, cfg Config) *Store {
 	return &Store{eng: eng, db: db, cfg: cfg}
 }
 
+// Engine is the engine the store runs on.
+func (s *Store) Engine() Engine { return s.eng }
+
 // Database is the store's database name.
 func (s *Store) Database() string { return s.db }
 
@@ -146,7 +149,7 @@ func (s *Store) Insert(ctx context.Context, table, columns, token string, rows [
 	if len(rows) == 0 {
 		return nil
 	}
-	q := fmt.Sprintf("INSERT INTO %s.%s (%s) SETTINGS insert_deduplicate = 1, insert_deduplication_token = '%s' FORMAT TabSeparated",
+	q := fmt.Sprintf("INSERT INTO %s.%s (%s) SETTINGS insert_deduplicate = 1, insert_deduplication_token = '%s', input_format_parallel_parsing = 0 FORMAT TabSeparated",
 		quote(s.db), quote(table), columns, escapeString(token))
 	if err := s.eng.Exec(ctx, q, rows); err != nil {
 		return fmt.Errorf("inserting into %s.%s: %w", s.db, table, err)
