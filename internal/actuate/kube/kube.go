@@ -1,0 +1,220 @@
+// Package kube scales workloads in Kubernetes clusters, one kube context per location, through the
+// scale subresource of a Deployment or StatefulSet. Spot and on-demand replicas are separate
+// objects (named in bursar.yaml), so each market is scaled on its own.
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// Actuator scales the workloads of the Kubernetes locations of a fleet.
+type Actuator struct {
+	cfg     *fleet.Config
+	clients map[string]kubernetes.Interface // by location
+}
+
+var (
+	_ actuate.Actuator = (*Actuator)(nil)
+	_ actuate.Reporter = (*Actuator)(nil)
+)
+
+// New returns an actuator over the given clients, one per location name.
+func New(cfg *fleet.Config, clients map[string]kubernetes.Interface) *Actuator {
+	return &Actuator{cfg: cfg, clients: clients}
+}
+
+// Connect builds a client for every kubernetes location of cfg from its kubeconfig and context.
+func Connect(cfg *fleet.Config) (*Actuator, error) {
+	clients := map[string]kubernetes.Interface{}
+	for _, l := range cfg.Locations {
+		if l.Actuator.Kind != fleet.KindKubernetes {
+			continue
+		}
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		if l.Actuator.Kubeconfig != "" {
+			rules.ExplicitPath = l.Actuator.Kubeconfig
+		}
+		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+			&clientcmd.ConfigOverrides{CurrentContext: l.Actuator.Context}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("location %s: kube context %q: %w (check actuator.context and $KUBECONFIG)",
+				l.Name, l.Actuator.Context, err)
+		}
+		c, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("location %s: %w", l.Name, err)
+		}
+		clients[l.Name] = c
+	}
+	return New(cfg, clients), nil
+}
+
+// target is where a group lives in its cluster.
+type target struct {
+	client    kubernetes.Interface
+	namespace string
+	kind      string
+	name      string
+}
+
+func (a *Actuator) resolve(g actuate.Group) (target, error) {
+	loc, ok := a.cfg.Location(g.Location)
+	c, okc := a.clients[g.Location]
+	if !ok || !okc {
+		return target{}, fmt.Errorf("%w: no kubernetes client for location %q", actuate.ErrNotFound, g.Location)
+	}
+	w, ok := a.cfg.Workload(g.Workload)
+	if !ok {
+		return target{}, fmt.Errorf("%w: workload %q is not in bursar.yaml", actuate.ErrNotFound, g.Workload)
+	}
+	name := w.Kubernetes.Object(g.Market)
+	if name == "" {
+		return target{}, fmt.Errorf("%w: workload %s names no object for market %s (kubernetes.%s in bursar.yaml)",
+			actuate.ErrNotFound, g.Workload, g.Market, g.Market)
+	}
+	kind := w.Kubernetes.Kind
+	if kind == "" {
+		kind = "Deployment"
+	}
+	ns := loc.Actuator.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return target{client: c, namespace: ns, kind: kind, name: name}, nil
+}
+
+func (t target) getScale(ctx context.Context) (*autoscalingv1.Scale, error) {
+	if t.kind == "StatefulSet" {
+		return t.client.AppsV1().StatefulSets(t.namespace).GetScale(ctx, t.name, metav1.GetOptions{})
+	}
+	return t.client.AppsV1().Deployments(t.namespace).GetScale(ctx, t.name, metav1.GetOptions{})
+}
+
+func (t target) updateScale(ctx context.Context, s *autoscalingv1.Scale) error {
+	var err error
+	if t.kind == "StatefulSet" {
+		_, err = t.client.AppsV1().StatefulSets(t.namespace).UpdateScale(ctx, t.name, s, metav1.UpdateOptions{})
+	} else {
+		_, err = t.client.AppsV1().Deployments(t.namespace).UpdateScale(ctx, t.name, s, metav1.UpdateOptions{})
+	}
+	return err
+}
+
+func (t target) String() string { return t.kind + " " + t.namespace + "/" + t.name }
+
+// Scale sets the group's object to t.Replicas replicas. A conflict (someone else changed the
+// object since it was read) is retried on a fresh read; setting an absolute count makes that safe.
+func (a *Actuator) Scale(ctx context.Context, t actuate.Target) error {
+	tg, err := a.resolve(t.Group)
+	if err != nil {
+		return err
+	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := tg.getScale(ctx)
+		if err != nil {
+			return err
+		}
+		if s.Spec.Replicas == int32(t.Replicas) {
+			return nil
+		}
+		s.Spec.Replicas = int32(t.Replicas)
+		return tg.updateScale(ctx, s)
+	})
+	return a.explain(t.Group, tg, err)
+}
+
+// Desired reads the object's desired replicas.
+func (a *Actuator) Desired(ctx context.Context, g actuate.Group) (int, error) {
+	tg, err := a.resolve(g)
+	if err != nil {
+		return 0, err
+	}
+	s, err := tg.getScale(ctx)
+	if err != nil {
+		return 0, a.explain(g, tg, err)
+	}
+	return int(s.Spec.Replicas), nil
+}
+
+func (a *Actuator) explain(g actuate.Group, tg target, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w: %s in location %s does not exist; create it or fix kubernetes.%s of workload %s in bursar.yaml",
+			actuate.ErrNotFound, tg, g.Location, g.Market, g.Workload)
+	}
+	return fmt.Errorf("scaling %s in location %s: %w", tg, g.Location, err)
+}
+
+// Observe reads every workload's objects in every cluster: desired and ready replicas.
+func (a *Actuator) Observe(ctx context.Context) ([]actuate.Observed, error) {
+	var out []actuate.Observed
+	var errs []error
+	locs := make([]string, 0, len(a.clients))
+	for l := range a.clients {
+		locs = append(locs, l)
+	}
+	slices.Sort(locs)
+	for _, loc := range locs {
+		for _, w := range a.cfg.Workloads {
+			for _, m := range []events.Market{events.Spot, events.OnDemand, events.Reserved} {
+				if w.Kubernetes.Object(m) == "" {
+					continue
+				}
+				g := actuate.Group{Workload: w.Name, Location: loc, Market: m}
+				o, err := a.observe(ctx, g)
+				if errors.Is(err, actuate.ErrNotFound) {
+					continue // not deployed at this location: nothing runs there
+				}
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				out = append(out, o)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func (a *Actuator) observe(ctx context.Context, g actuate.Group) (actuate.Observed, error) {
+	tg, err := a.resolve(g)
+	if err != nil {
+		return actuate.Observed{}, err
+	}
+	o := actuate.Observed{Group: g}
+	var desired *int32
+	if tg.kind == "StatefulSet" {
+		s, err := tg.client.AppsV1().StatefulSets(tg.namespace).Get(ctx, tg.name, metav1.GetOptions{})
+		if err != nil {
+			return o, a.explain(g, tg, err)
+		}
+		desired, o.Ready = s.Spec.Replicas, int(s.Status.ReadyReplicas)
+	} else {
+		d, err := tg.client.AppsV1().Deployments(tg.namespace).Get(ctx, tg.name, metav1.GetOptions{})
+		if err != nil {
+			return o, a.explain(g, tg, err)
+		}
+		desired, o.Ready = d.Spec.Replicas, int(d.Status.ReadyReplicas)
+	}
+	o.Desired = 1 // Kubernetes' default when spec.replicas is unset
+	if desired != nil {
+		o.Desired = int(*desired)
+	}
+	return o, nil
+}
