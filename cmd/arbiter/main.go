@@ -18,6 +18,7 @@ With no --nats URL, "arbiter run" starts an embedded NATS server with JetStream 
 127.0.0.1:4222 (its files under --data-dir), so collector and report find it by default.`,
 		&g, "", "NATS URL; empty: start an embedded NATS server (see --listen)")
 	root.AddCommand(newRunCmd(&g), newReplayCmd())
+	root.AddCommand(newConfigCmd(), newStatusCmd(&g))
 	root.AddCommand(newBudgetCmd(&g))
 	os.Exit(cli.Main(root))
 }

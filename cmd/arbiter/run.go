@@ -12,13 +12,23 @@ import (
 	"github.com/oklog/run"
 	"github.com/spf13/cobra"
 
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/kube"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/actuate/webhook"
+	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
+	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/pricesource"
 )
 
 type runOptions struct {
 	listen        string
 	metricsListen string
+	config        string
+	identity      string
+	leaseTTL      time.Duration
 }
 
 func newRunCmd(g *cli.Globals) *cobra.Command {
@@ -41,10 +51,21 @@ func newRunCmd(g *cli.Globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (only without --nats)")
 	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint; empty to disable")
+	f.StringVar(&o.config, "config", "bursar.yaml", "the fleet file: locations, actuators and workloads (check it with `arbiter config check`)")
+	f.StringVar(&o.identity, "identity", "", "this arbiter's name in the leader lease (default hostname-pid); a restart under the same name takes its lease back at once")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", 10*time.Second, "leader lease lifetime: a standby takes over this long after the leader dies")
 	return cmd
 }
 
 func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Logger) error {
+	cfg, err := fleetfile.Load(o.config)
+	if err != nil {
+		return err
+	}
+	acts, err := actuators(cfg, log)
+	if err != nil {
+		return err
+	}
 	url := g.NATS
 	if url == "" {
 		host, port, err := splitListen(o.listen)
@@ -67,16 +88,56 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		return err
 	}
 	defer nc.Drain() //nolint:errcheck // best effort at exit
-	if err := bus.Ensure(cctx, js, bus.Options{}); err != nil {
+	if err := bus.Ensure(cctx, js, bus.Options{LeaseTTL: o.leaseTTL}); err != nil {
 		return err
 	}
 	reg := cli.NewRegistry()
+	svc, err := arbiter.New(cctx, arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log, Registry: reg,
+		Identity: o.identity, LeaseTTL: o.leaseTTL})
+	if err != nil {
+		return err
+	}
 	var group run.Group
 	addContext(&group, ctx, func(ctx context.Context) error {
 		return cli.ServeMetrics(ctx, o.metricsListen, reg, log)
 	})
+	addContext(&group, ctx, svc.Run)
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
+}
+
+// actuators builds each location's actuator from the fleet file. Kubernetes locations share one
+// actuator holding a client per kube context; sim locations share one in-process fleet.
+func actuators(cfg *fleetfile.Config, log *slog.Logger) (actuate.Router, error) {
+	r := actuate.Router{}
+	var k *kube.Actuator
+	var s *sim.Fleet
+	for _, l := range cfg.Locations {
+		a := l.Actuator
+		switch a.Kind {
+		case fleetfile.KindKubernetes:
+			if k == nil {
+				var err error
+				if k, err = kube.Connect(cfg); err != nil {
+					return nil, err
+				}
+			}
+			r[l.Name] = k
+		case fleetfile.KindWebhook:
+			secret, err := pricesource.LoadSecret(a.SecretEnv, a.SecretFile)
+			if err != nil {
+				return nil, fmt.Errorf("location %s: webhook secret: %w", l.Name, err)
+			}
+			r[l.Name] = &webhook.Hook{URL: a.URL, Secret: []byte(secret.Reveal()), Timeout: a.Timeout, Retries: a.Retries}
+		case fleetfile.KindSim:
+			if s == nil {
+				s = sim.New(cfg, func() time.Time { return time.Now().UTC() })
+				log.Warn("some locations use the sim actuator: their replicas are simulated, not real")
+			}
+			r[l.Name] = s
+		}
+	}
+	return r, nil
 }
 
 // addContext adds a part that runs until its context is cancelled, to stop with the group.
