@@ -1,0 +1,67 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/store"
+	"github.com/bursar-dev/bursar/internal/store/chdb"
+)
+
+// Source says where reports read the history.
+type Source struct {
+	DSN     string // a ClickHouse server; empty: the embedded store under DataDir
+	DataDir string
+	NATSURL string // where the embedded store's owner answers queries
+	Log     *slog.Logger
+}
+
+// Open returns the history to report on and a function that releases it. With a server DSN it
+// opens the server. Otherwise it asks the embedded store's owner over NATS, and opens the
+// embedded store itself only when nobody answers; when the store turns out to be owned by a
+// process that does not answer, the error names it and says what to check.
+func Open(ctx context.Context, src Source) (Querier, func() error, error) {
+	if src.Log == nil {
+		src.Log = slog.New(slog.DiscardHandler)
+	}
+	if src.DSN != "" {
+		st, err := store.Open(ctx, store.Config{DSN: src.DSN, Owner: "report", Log: src.Log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, st.Close, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	nc, _, nerr := bus.Connect(dctx, src.NATSURL, "report", src.Log)
+	if nerr == nil {
+		c, err := Dial(dctx, nc)
+		if err == nil {
+			src.Log.Debug("reading the history through its owner", "owner", c.Owner())
+			return c, func() error { nc.Close(); return nil }, nil
+		}
+		nc.Close()
+		nerr = err
+	}
+	st, err := store.Open(ctx, store.Config{DataDir: src.DataDir, Owner: "report", Log: src.Log})
+	if err != nil {
+		return nil, nil, explainOwned(err, src.NATSURL, nerr)
+	}
+	return st, st.Close, nil
+}
+
+// explainOwned adds to an error saying the store is owned that its owner did not answer, and
+// what to check.
+func explainOwned(err error, natsURL string, nerr error) error {
+	var owned *chdb.OwnedError
+	if !errors.As(err, &owned) {
+		return err
+	}
+	return fmt.Errorf("%w\nreport asked it over NATS at %s (subject %s) and got no answer (%v): "+
+		"point --nats at the NATS that process uses, or pass --clickhouse for a server",
+		err, bus.Redact(natsURL), QuerySubject, nerr)
+}
