@@ -166,6 +166,32 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 		s.cfg.Log.Info("applied ClickHouse migration", "database", s.db, "migration", fmt.Sprintf("%04d_%s", m.Version, m.Name))
 	}
+	return s.distribute(ctx)
+}
+
+// distribute creates, in a cluster, a Distributed table <name>_all over every MergeTree table,
+// through which reads see all shards (docs/clickhouse.md). It is a no-op on a single server.
+func (s *Store) distribute(ctx context.Context) error {
+	if s.cfg.Cluster == "" {
+		return nil
+	}
+	out, err := s.Query(ctx, fmt.Sprintf(`SELECT name FROM system.tables WHERE database = '%s'
+		AND engine LIKE '%%MergeTree' AND name != 'schema_migrations'`, escapeString(s.db)))
+	if err != nil {
+		return fmt.Errorf("listing tables of %s: %w", s.db, err)
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var t struct{ Name string }
+		if len(line) == 0 || json.Unmarshal(line, &t) != nil {
+			continue
+		}
+		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s ON CLUSTER %s AS %s.%s ENGINE = Distributed(%s, %s, %s)",
+			quote(s.db), quote(t.Name+"_all"), quote(s.cfg.Cluster), quote(s.db), quote(t.Name),
+			quote(s.cfg.Cluster), quote(s.db), quote(t.Name))
+		if err := s.Exec(ctx, q); err != nil {
+			return fmt.Errorf("creating %s.%s_all: %w", s.db, t.Name, err)
+		}
+	}
 	return nil
 }
 
