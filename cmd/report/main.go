@@ -16,6 +16,7 @@ func main() {
 It reads the ClickHouse server named by --clickhouse, or else asks the running arbiter (over
 NATS, default 127.0.0.1:4222) for the embedded store it owns.`,
 		&g, cli.DefaultNATS, "NATS URL of the running arbiter")
-	root.AddCommand(newStreamsCmd(&g))
+	root.AddCommand(newStreamsCmd(&g), newCostCmd(&g), newTokensCmd(&g), newSavingsCmd(&g), newIdleCmd(&g),
+		newBudgetCmd(&g), newReclaimsCmd(&g), newCommitmentsCmd(&g), newFocusCmd(&g), newServeCmd(&g))
 	os.Exit(cli.Main(root))
 }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/budget"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/report"
+)
+
+// newBudgetCmd is `report budget`: each policy's spend and forecast against its limit.
+func newBudgetCmd(g *cli.Globals) *cobra.Command {
+	var file, fleetFile, output string
+	cmd := &cobra.Command{
+		Use:   "budget",
+		Short: "Spend, burn rate and forecast against each budget policy",
+		Long: `budget measures every budget policy's current period the way the arbiter does. Policies come
+from the budgets bucket in NATS KV (set with arbiter budget set), or from a policy file with -f.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
+			defer cancel()
+			policies, err := loadPolicies(ctx, cmd, g, file)
+			if err != nil {
+				return err
+			}
+			fl, err := loadFleet(fleetFile, false)
+			if err != nil {
+				return err
+			}
+			q, closeFn, err := open(ctx, cmd, g)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			res, err := report.Budget(ctx, q, policies, report.Options{Now: time.Now().UTC(), Fleet: fl})
+			if err != nil {
+				return err
+			}
+			return report.Write(cmd.OutOrStdout(), output, res, "")
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "read policies from this YAML file instead of NATS KV")
+	cmd.Flags().StringVar(&fleetFile, "fleet", "bursar.yaml", "fleet file, for workloads' teams")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json, csv or markdown")
+	return cmd
+}
+
+func loadPolicies(ctx context.Context, cmd *cobra.Command, g *cli.Globals, file string) ([]budget.Policy, error) {
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading budget policies: %w", err)
+		}
+		return budget.ParseFile(file, data)
+	}
+	log, err := g.Logger(cmd.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	nc, js, err := bus.Connect(ctx, g.NATSURL(), "report", log)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	st, err := budget.OpenStore(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	revs, err := st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]budget.Policy, 0, len(revs))
+	for _, r := range revs {
+		if !r.Deleted {
+			out = append(out, r.Policy)
+		}
+	}
+	return out, nil
+}

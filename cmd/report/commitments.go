@@ -1,0 +1,23 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/report"
+)
+
+// newCommitmentsCmd is `report commitments`: the floor worth reserving per GPU model.
+func newCommitmentsCmd(g *cli.Globals) *cobra.Command {
+	var pct, discount float64
+	cmd, _ := reportCmd(g, "commitments", "The steady floor of GPUs in use per model and what reserving it would save",
+		"", false, false,
+		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
+			return report.Commitments(ctx, q, report.CommitOptions{Options: o, Percentile: pct, Discount: discount})
+		})
+	cmd.Flags().Float64Var(&pct, "percentile", 10, "percentile of hourly GPUs in use taken as the floor")
+	cmd.Flags().Float64Var(&discount, "discount", 0.3, "reservation discount off the on-demand list price, 0..1")
+	return cmd
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/report"
+)
+
+// reportFlags are the flags every report takes.
+type reportFlags struct {
+	since, until, period string
+	by                   string
+	filters              []string
+	fleetFile            string
+	output               string
+	chart                string
+}
+
+func (f *reportFlags) bind(cmd *cobra.Command, defaultBy string, chart bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.since, "since", "", "start of the window: RFC 3339 or a date (UTC)")
+	fl.StringVar(&f.until, "until", "", "end of the window (default now)")
+	fl.StringVar(&f.period, "period", "", "length of the window ending at --until, e.g. 24h, 7d, 2w (default 7d)")
+	fl.StringVar(&f.by, "by", defaultBy, "group by: workload, location, provider, region, market, gpu (comma-separated)")
+	fl.StringArrayVar(&f.filters, "filter", nil, "keep only dimension=value[,value...], e.g. --filter provider=aws (repeatable)")
+	fl.StringVar(&f.fleetFile, "fleet", "bursar.yaml", "fleet file: locations' regions and where workloads may run (env BURSAR_FLEET)")
+	fl.StringVarP(&f.output, "output", "o", "table", "output format: table, json, csv or markdown")
+	if chart {
+		fl.StringVar(&f.chart, "chart", "", "also render a PNG chart to this file (markdown output embeds it)")
+	}
+}
+
+// options builds report.Options; the fleet file is optional unless need says otherwise.
+func (f *reportFlags) options(now time.Time, needFleet bool) (report.Options, error) {
+	w, err := report.ParseWindow(f.since, f.until, f.period, now)
+	if err != nil {
+		return report.Options{}, err
+	}
+	by, err := report.ParseDims(f.by)
+	if err != nil {
+		return report.Options{}, err
+	}
+	filter := report.Filter{}
+	for _, s := range f.filters {
+		k, v, ok := strings.Cut(s, "=")
+		d := report.Dim(strings.TrimSpace(k))
+		if _, err := report.ParseDims(string(d)); !ok || err != nil || v == "" {
+			return report.Options{}, fmt.Errorf("--filter %q: want dimension=value, e.g. provider=aws", s)
+		}
+		filter[d] = append(filter[d], strings.Split(v, ",")...)
+	}
+	o := report.Options{Window: w, By: by, Filter: filter, Now: now}
+	if o.Fleet, err = loadFleet(f.fleetFile, needFleet); err != nil {
+		return report.Options{}, err
+	}
+	return o, nil
+}
+
+// loadFleet reads the fleet file; a missing file is fine unless the report needs it.
+func loadFleet(path string, need bool) (*fleet.Config, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(path); os.IsNotExist(err) && !need {
+		return nil, nil
+	}
+	return fleet.Load(path)
+}
+
+// open connects to the history the global flags name.
+func open(ctx context.Context, cmd *cobra.Command, g *cli.Globals) (report.Querier, func() error, error) {
+	log, err := g.Logger(cmd.ErrOrStderr())
+	if err != nil {
+		return nil, nil, err
+	}
+	return report.Open(ctx, report.Source{DSN: g.ClickHouse, DataDir: g.DataDir, NATSURL: g.NATSURL(), Log: log})
+}
+
+// emit writes the chart (when asked) and the result.
+func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
+	if f.chart != "" {
+		if res.Series == nil {
+			return fmt.Errorf("--chart: this report has no chart")
+		}
+		file, err := os.Create(f.chart)
+		if err != nil {
+			return fmt.Errorf("--chart: %w", err)
+		}
+		if err := res.Series.RenderPNG(file, res.Title); err != nil {
+			file.Close()
+			return err
+		}
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("--chart: %w", err)
+		}
+	}
+	return report.Write(cmd.OutOrStdout(), f.output, res, f.chart)
+}
+
+// reportCmd builds a report command: run gets the opened history and the options.
+func reportCmd(g *cli.Globals, use, short, defaultBy string, chart, needFleet bool,
+	run func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error)) (*cobra.Command, *reportFlags) {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use: use, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := f.options(time.Now().UTC(), needFleet)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
+			defer cancel()
+			q, closeFn, err := open(ctx, cmd, g)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			res, err := run(ctx, q, o)
+			if err != nil {
+				return err
+			}
+			return f.emit(cmd, res)
+		},
+	}
+	f.bind(cmd, defaultBy, chart)
+	return cmd, &f
+}

@@ -1,0 +1,15 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/report"
+)
+
+// newCostCmd is `report cost`: spend, GPU-hours, cost per GPU-hour and market shares.
+func newCostCmd(g *cli.Globals) *cobra.Command {
+	cmd, _ := reportCmd(g, "cost", "Spend, GPU-hours, cost per GPU-hour and spot/on-demand/reserved shares",
+		"workload", true, false, report.Cost)
+	return cmd
+}

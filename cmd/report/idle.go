@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/report"
+)
+
+// newIdleCmd is `report idle`: GPU-hours paid for but idle.
+func newIdleCmd(g *cli.Globals) *cobra.Command {
+	var threshold float64
+	var gap time.Duration
+	cmd, _ := reportCmd(g, "idle", "GPU-hours paid for but idle, and their cost", "location,gpu", false, false,
+		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
+			return report.Idle(ctx, q, report.IdleOptions{Options: o, Threshold: threshold, MaxGap: gap})
+		})
+	cmd.Flags().Float64Var(&threshold, "threshold", 5, "utilization percent below which a GPU is idle")
+	cmd.Flags().DurationVar(&gap, "max-gap", 5*time.Minute, "longest a GPU sample speaks for")
+	return cmd
+}

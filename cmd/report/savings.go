@@ -1,0 +1,15 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/report"
+)
+
+// newSavingsCmd is `report savings`: against on-demand list prices, here and anywhere allowed.
+func newSavingsCmd(g *cli.Globals) *cobra.Command {
+	cmd, _ := reportCmd(g, "savings", "Savings against on-demand list prices, and what the arbitrage cost",
+		"workload", true, true, report.Savings)
+	return cmd
+}

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/report"
+)
+
+// newTokensCmd is `report tokens`: tokens served and cost per million tokens.
+func newTokensCmd(g *cli.Globals) *cobra.Command {
+	var weight float64
+	cmd, _ := reportCmd(g, "tokens", "Tokens served and cost per million tokens, blended and input/output",
+		"workload,location", true, false,
+		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
+			return report.Tokens(ctx, q, report.TokenOptions{Options: o, OutputWeight: weight})
+		})
+	cmd.Flags().Float64Var(&weight, "output-weight", report.DefaultOutputWeight,
+		"cost of an output token in input tokens, for the input/output split")
+	return cmd
+}
