@@ -5,7 +5,6 @@ import (
 	"testing"
 )
 
-
 func TestSavings(t *testing.T) {
 	st := history(t)
 	seed(t, st, "price_observed", "id, at, version, provider, region, zone, instance_type, gpu_model, gpu_count, "+
