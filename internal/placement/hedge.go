@@ -105,12 +105,19 @@ func (s *selection) hedge(need int) {
 		if s.w.MaxReplicas > 0 && len(s.slots) >= s.w.MaxReplicas {
 			return
 		}
-		o, ok := s.cheapestOption(s.isSpot)
+		o, ok := s.cheapestBy(s.hedgeable, s.hedgeCost)
 		if !ok {
 			return
 		}
 		s.add(o, ReasonHedge)
 	}
+}
+
+// hedgeable says whether offer oi may hold a hedge: spot, or, unless fallback is off, capacity
+// that is not reclaimed; the cheapest by effective price wins, so on-demand hedges only when spot
+// launches are unlikely to find capacity.
+func (s *selection) hedgeable(oi int) bool {
+	return s.isSpot(oi) || !s.wp.p.DisableFallback
 }
 
 // lossTail is the chance of losing more than h of the set's replicas within the loss window.

@@ -150,7 +150,7 @@ func (pl *Planner) refreshOffers(dirty map[int]bool, affected map[int]bool) {
 	}
 	for oi := range dirty {
 		info := &pl.ix.offers[oi]
-		info.risk = estimateRisk(info.o, running[oi], &pl.p, pl.now)
+		info.risk = estimateRisk(info.o, gather(info.o, running[oi], &pl.p, pl.now), pl.ix.market, &pl.p)
 		info.rank = rankOf(info.o.PricePerHour, info.risk, refWindow, &pl.p)
 		m := info.o.GPUModel
 		pl.ix.byModel[m] = pl.ix.reposition(pl.ix.byModel[m], int32(oi))

@@ -31,6 +31,8 @@ type index struct {
 	all     []int32
 	// locFree is the capacity hint left per location; absent means no limit.
 	locFree map[string]int
+	// market is the spot market's pooled hazard, the prior of every spot offer's estimate.
+	market float64
 }
 
 // refWindow is the loss window used to rank offers in the index before a workload's own cold start
@@ -56,13 +58,18 @@ func buildIndex(s *Snapshot, p *Policy, now time.Time) *index {
 		ix.byID[s.Offers[i].ID] = i
 	}
 	running := runningSince(s, ix.byID)
+	ev := make([]evidence, len(s.Offers))
+	for i := range s.Offers {
+		ev[i] = gather(&s.Offers[i], running[i], p, now)
+	}
+	ix.market = marketHazard(ev, s.Offers, p)
 	for i := range s.Offers {
 		o := &s.Offers[i]
 		oi := &ix.offers[i]
 		oi.o = o
 		oi.loc = ix.locs[o.Location]
 		oi.domain = domainOf(oi.loc, o)
-		oi.risk = estimateRisk(o, running[i], p, now)
+		oi.risk = estimateRisk(o, ev[i], ix.market, p)
 		oi.rank = rankOf(o.PricePerHour, oi.risk, refWindow, p)
 		oi.free = -1
 		if o.Capacity > 0 {

@@ -19,9 +19,11 @@ type Policy struct {
 	// HazardHalfLife is the half-life of the weight of a past observation in the preemption hazard
 	// estimate: older preemptions count less, so the estimate follows the market. Default 2h.
 	HazardHalfLife time.Duration
-	// PriorHazardPerHour is the preemption hazard (per instance-hour) assumed for a spot offer with
+	// PriorHazardPerHour is the preemption hazard (per instance-hour) assumed for a spot market with
 	// no history; PriorExposure is how much survival time that prior is worth, so a few real
-	// observations outweigh it. Defaults 0.02 per hour and 1h.
+	// observations outweigh it. Each spot offer's estimate starts from the market's pooled hazard
+	// (this prior updated by every spot offer's history), also worth PriorExposure. Defaults 0.02
+	// per hour and 1h.
 	PriorHazardPerHour float64
 	PriorExposure      time.Duration
 	// CapacityHalfLife is the half-life of the evidence about an offer's capacity (launches that

@@ -47,6 +47,15 @@ func (s *selection) newCost(oi int) float64 {
 	return rankOf(s.wp.ix.offers[oi].o.PricePerHour, s.wp.ix.offers[oi].risk, s.window, s.wp.p)
 }
 
+// hedgeCost is the comparable cost of a new launch held as a hedge: its effective price per
+// launch that finds capacity. A hedge that fails to launch protects nothing, so unlike a launch
+// backed by fallback capacity, its chance of finding capacity divides its price.
+func (s *selection) hedgeCost(oi int) float64 {
+	o := &s.wp.ix.offers[oi]
+	eff := o.o.PricePerHour * (1 + s.wp.p.HazardCostWeight*o.risk.hazard*s.window.Hours())
+	return eff / max(o.risk.launchChance, 1e-6)
+}
+
 // spreadPenalty makes a spot replica in a failure domain that already holds k of the set's spot
 // replicas a little dearer, in proportion to the chance the domain loses them together. With a
 // low hazard it only breaks ties, so cost stays first.
@@ -88,6 +97,11 @@ func (s *selection) options(accept func(oi int) bool) []option {
 // cheapestOption is cheapest(s.options(accept)) without building the list: fill and hedge ask it
 // once per replica of every workload.
 func (s *selection) cheapestOption(accept func(oi int) bool) (option, bool) {
+	return s.cheapestBy(accept, s.newCost)
+}
+
+// cheapestBy is cheapestOption with newCost giving the cost of a new launch.
+func (s *selection) cheapestBy(accept func(oi int) bool, newCost func(oi int) float64) (option, bool) {
 	best, found := option{}, false
 	for i, in := range s.incs {
 		if s.usedInc[in.replica] || (accept != nil && !accept(in.offer)) {
@@ -101,7 +115,7 @@ func (s *selection) cheapestOption(accept func(oi int) bool) (option, bool) {
 		if !s.wp.ix.hasRoom(int(oi)) || (accept != nil && !accept(int(oi))) {
 			continue
 		}
-		if cost := s.newCost(int(oi)) + s.spreadPenalty(int(oi)); !found || cost < best.cost {
+		if cost := newCost(int(oi)) + s.spreadPenalty(int(oi)); !found || cost < best.cost {
 			best, found = option{inc: -1, cand: c, cost: cost}, true
 		}
 	}

@@ -158,8 +158,11 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 		out.shortfall = 0
 		out.why = "not enough eligible locations"
 	}
-	sel.hedge(out.need)
+	// Fallback first: it makes the need likely covered, counting new spot launches at their chance
+	// of finding capacity; the hedge then holds a spare on top of that, so a spot launch unlikely
+	// to launch is never mistaken for a spare.
 	sel.fallback(out.need)
+	sel.hedge(out.need)
 	out.desired = sel.slots
 	out.invalid = invalid
 	wp.assignReasons(out, incs, invalid)
