@@ -41,11 +41,11 @@ var pricingCategory = map[string]string{"spot": "Dynamic", "on_demand": "Standar
 // else the billed cost.
 func FOCUS(ctx context.Context, q Querier, o Options) (*Result, error) {
 	o.By = nil
-	us, err := loadUsage(ctx, q, o)
+	us, err := loadUsage(ctx, q, o, 24*time.Hour)
 	if err != nil {
 		return nil, err
 	}
-	toks, err := loadTokens(ctx, q, o)
+	toks, err := loadTokens(ctx, q, o, 24*time.Hour)
 	if err != nil {
 		return nil, err
 	}

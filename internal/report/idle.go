@@ -37,7 +37,7 @@ func Idle(ctx context.Context, q Querier, o IdleOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	us, err := loadUsage(ctx, q, o.Options)
+	us, err := loadUsage(ctx, q, o.Options, 24*time.Hour)
 	if err != nil {
 		return nil, err
 	}

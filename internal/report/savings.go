@@ -89,7 +89,7 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	if o.Fleet == nil {
 		return nil, fmt.Errorf("report savings needs the fleet file (--fleet bursar.yaml) to know each location's region and where workloads may run")
 	}
-	us, err := loadUsage(ctx, q, o)
+	us, err := loadUsage(ctx, q, o, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
 	}

@@ -23,28 +23,31 @@ type TokenOptions struct {
 
 // tokenUse is what one workload at one location served in one hour.
 type tokenUse struct {
-	Workload string `json:"workload"`
-	Location string `json:"location"`
-	Hour     int64  `json:"hour"`
-	Prompt   int64  `json:"prompt"`
-	Gen      int64  `json:"gen"`
-	Requests int64  `json:"requests"`
+	Workload  string `json:"workload"`
+	Location  string `json:"location"`
+	Hour      int64  `json:"hour"`
+	StepStart int64  `json:"step_start"`
+	Prompt    int64  `json:"prompt"`
+	Gen       int64  `json:"gen"`
+	Requests  int64  `json:"requests"`
 }
 
 var tokenCols = map[Dim]string{Workload: "workload", Location: "location"}
 
 // loadTokens returns the tokens served in the window by workload, location and hour: whole hours
-// from the tokens rollup, the edges from the counters' increases in tokens_sample.
-func loadTokens(ctx context.Context, q Querier, o Options) ([]tokenUse, error) {
+// from the tokens rollup, the edges from the counters' increases in tokens_sample, summed in steps
+// of step (Hour is the step's start).
+func loadTokens(ctx context.Context, q Querier, o Options, step time.Duration) ([]tokenUse, error) {
+	sec := int64(step.Seconds())
 	w := o.Window
 	lo, hi := hourCeil(w.Since), hourFloor(w.Until)
 	var out []tokenUse
 	edge := func(a, b time.Time) error {
 		rows, err := queryRows[tokenUse](ctx, q, fmt.Sprintf(`SELECT workload, location,
-			toUnixTimestamp(toStartOfHour(at)) AS hour, sum(delta_prompt_tokens) AS prompt,
+			intDiv(toUnixTimestamp(toStartOfHour(at)), %d) * %d AS hour, sum(delta_prompt_tokens) AS prompt,
 			sum(delta_generation_tokens) AS gen, sum(delta_requests) AS requests
 			FROM %s WHERE at >= %s AND at < %s AND %s GROUP BY workload, location, hour`,
-			q.Table("tokens_sample"), ms64(a), ms64(b), where(o.Filter, tokenCols)))
+			sec, sec, q.Table("tokens_sample"), ms64(a), ms64(b), where(o.Filter, tokenCols)))
 		out = append(out, rows...)
 		return err
 	}
@@ -54,12 +57,16 @@ func loadTokens(ctx context.Context, q Querier, o Options) ([]tokenUse, error) {
 		}
 		return out, nil
 	}
-	rows, err := queryRows[tokenUse](ctx, q, fmt.Sprintf(`SELECT workload, location, toUnixTimestamp(hour) AS hour,
-		sum(prompt_tokens) AS prompt, sum(generation_tokens) AS gen, sum(requests) AS requests
-		FROM %s WHERE hour >= %s AND hour < %s AND %s GROUP BY workload, location, hour`,
-		q.Table("tokens_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, tokenCols)))
+	rows, err := queryRows[tokenUse](ctx, q, fmt.Sprintf(`SELECT workload, location,
+		intDiv(toUnixTimestamp(hour), %d) * %d AS step_start, sum(prompt_tokens) AS prompt,
+		sum(generation_tokens) AS gen, sum(requests) AS requests
+		FROM %s WHERE hour >= %s AND hour < %s AND %s GROUP BY workload, location, step_start`,
+		sec, sec, q.Table("tokens_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, tokenCols)))
 	if err != nil {
 		return nil, fmt.Errorf("reading the tokens rollup: %w", err)
+	}
+	for i := range rows {
+		rows[i].Hour = rows[i].StepStart
 	}
 	out = append(out, rows...)
 	for _, e := range [][2]time.Time{{w.Since, lo}, {hi, w.Until}} {
@@ -84,11 +91,11 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	if weight <= 0 {
 		weight = DefaultOutputWeight
 	}
-	toks, err := loadTokens(ctx, q, o.Options)
+	toks, err := loadTokens(ctx, q, o.Options, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
 	}
-	us, err := loadUsage(ctx, q, o.Options)
+	us, err := loadUsage(ctx, q, o.Options, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
 	}

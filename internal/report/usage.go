@@ -32,7 +32,7 @@ func (k Key) dim(d Dim, o Options) string {
 	return ""
 }
 
-// Usage is what one key ran and cost in one hour.
+// Usage is what one key ran and cost in one step of time (an hour or a day) starting at Hour.
 type Usage struct {
 	Key
 	Hour         time.Time
@@ -46,9 +46,11 @@ var costCols = map[Dim]string{Workload: "workload", Location: "location", Provid
 
 // loadUsage returns the exact spend in the window by key and hour: whole hours from the cost
 // rollup, the parts of hours at the window's edges from the intervals in replica_state, and the
-// interval each series has had open since its latest sample, up to Now.
-func loadUsage(ctx context.Context, q Querier, o Options) ([]Usage, error) {
-	acc := map[usageKey]*Usage{}
+// interval each series has had open since its latest sample, up to Now. Usage is summed in steps
+// of step (an hour or a day): the rollup is summed to that step in the query, so a month of hourly
+// rows is not sent back to be added up here.
+func loadUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([]Usage, error) {
+	acc := &usageAcc{m: map[usageKey]*Usage{}, step: step}
 	w := o.Window
 	lo, hi := hourCeil(w.Since), hourFloor(w.Until)
 	var edges [][2]time.Time
@@ -73,8 +75,8 @@ func loadUsage(ctx context.Context, q Querier, o Options) ([]Usage, error) {
 	if err := openUsage(ctx, q, o, acc); err != nil {
 		return nil, err
 	}
-	out := make([]Usage, 0, len(acc))
-	for _, u := range acc {
+	out := make([]Usage, 0, len(acc.m))
+	for _, u := range acc.m {
 		if o.Filter.keep(Region, o.region(u.Location)) {
 			out = append(out, *u)
 		}
@@ -104,12 +106,19 @@ func (u *Usage) add(usd, gpuHours, replicaHours float64) {
 	u.ReplicaHours += replicaHours
 }
 
-func slot(acc map[usageKey]*Usage, k Key, hour time.Time) *Usage {
-	uk := usageKey{k, hour.Unix()}
-	u := acc[uk]
+// usageAcc sums usage by key and step.
+type usageAcc struct {
+	m    map[usageKey]*Usage
+	step time.Duration
+}
+
+func (a *usageAcc) slot(k Key, t time.Time) *Usage {
+	t = t.UTC().Truncate(a.step)
+	uk := usageKey{k, t.Unix()}
+	u := a.m[uk]
 	if u == nil {
-		u = &Usage{Key: k, Hour: hour.UTC()}
-		acc[uk] = u
+		u = &Usage{Key: k, Hour: t}
+		a.m[uk] = u
 	}
 	return u
 }
@@ -124,23 +133,24 @@ type keyRow struct {
 
 func (r keyRow) key() Key { return Key{r.Workload, r.Location, r.Provider, r.Market, r.GPU} }
 
-func rollupUsage(ctx context.Context, q Querier, o Options, lo, hi time.Time, acc map[usageKey]*Usage) error {
+func rollupUsage(ctx context.Context, q Querier, o Options, lo, hi time.Time, acc *usageAcc) error {
 	rows, err := queryRows[struct {
 		keyRow
-		Hour         int64   `json:"hour"`
+		Step         int64   `json:"step"`
 		USD          float64 `json:"usd"`
 		GPUHours     float64 `json:"gpu_hours"`
 		ReplicaHours float64 `json:"replica_hours"`
 	}](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
-		toUnixTimestamp(hour) AS hour, sum(usd) AS usd, sum(gpu_hours) AS gpu_hours, sum(replica_hours) AS replica_hours
+		intDiv(toUnixTimestamp(hour), %d) * %d AS step, sum(usd) AS usd, sum(gpu_hours) AS gpu_hours,
+		sum(replica_hours) AS replica_hours
 		FROM %s WHERE hour >= %s AND hour < %s AND %s
-		GROUP BY workload, location, provider, market, gpu_model, hour`,
-		q.Table("cost_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, costCols)))
+		GROUP BY workload, location, provider, market, gpu_model, step`,
+		int64(acc.step.Seconds()), int64(acc.step.Seconds()), q.Table("cost_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, costCols)))
 	if err != nil {
 		return fmt.Errorf("reading the cost rollup: %w", err)
 	}
 	for _, r := range rows {
-		slot(acc, r.key(), time.Unix(r.Hour, 0)).add(r.USD, r.GPUHours, r.ReplicaHours)
+		acc.slot(r.key(), time.Unix(r.Step, 0)).add(r.USD, r.GPUHours, r.ReplicaHours)
 	}
 	return nil
 }
@@ -157,7 +167,7 @@ type interval struct {
 
 // spread adds the part of iv inside [a, b) to acc, split at hour boundaries in integer
 // milliseconds like the rollup's view.
-func (iv interval) spread(acc map[usageKey]*Usage, a, b time.Time) {
+func (iv interval) spread(acc *usageAcc, a, b time.Time) {
 	from, to := max(iv.FromMS, a.UnixMilli()), min(iv.ToMS, b.UnixMilli())
 	const hourMS = int64(time.Hour / time.Millisecond)
 	for from < to {
@@ -165,12 +175,12 @@ func (iv interval) spread(acc map[usageKey]*Usage, a, b time.Time) {
 		end := min(to, h+hourMS)
 		ms := float64(end - from)
 		r := float64(iv.Ready)
-		slot(acc, iv.key(), time.UnixMilli(h)).add(r*iv.USD*ms/float64(hourMS), r*float64(iv.GPUs)*ms/float64(hourMS), r*ms/float64(hourMS))
+		acc.slot(iv.key(), time.UnixMilli(h)).add(r*iv.USD*ms/float64(hourMS), r*float64(iv.GPUs)*ms/float64(hourMS), r*ms/float64(hourMS))
 		from = end
 	}
 }
 
-func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc map[usageKey]*Usage) error {
+func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc *usageAcc) error {
 	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
 		gpus_per_replica AS gpus, prev_ready AS ready, prev_usd_per_hour AS usd,
 		toUnixTimestamp64Milli(prev_at) AS from_ms, toUnixTimestamp64Milli(at) AS to_ms
@@ -199,7 +209,7 @@ func openIntervals(ctx context.Context, q Querier, f Filter, until time.Time) ([
 	return ivs, nil
 }
 
-func openUsage(ctx context.Context, q Querier, o Options, acc map[usageKey]*Usage) error {
+func openUsage(ctx context.Context, q Querier, o Options, acc *usageAcc) error {
 	end := o.Window.Until
 	if !o.Now.IsZero() && o.Now.Before(end) {
 		end = o.Now
