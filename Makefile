@@ -4,7 +4,6 @@ GO ?= go
 # go-nvml's headers use deprecated declarations; keep the build quiet.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 FUZZTIME ?= 3s
-BENCH_PACKAGES := ./internal/bus ./internal/placement ./internal/replay ./internal/recorder ./internal/arbiter
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/bursar-dev/bursar/internal/cli.Version=$(VERSION)
 
@@ -32,11 +31,15 @@ unit:
 fuzz:
 	bash scripts/fuzz.sh $(FUZZTIME)
 
-## bench: print the benchmark figures the issues ask for, each beside its baseline
+## bench: print the benchmark figures the issues ask for, each beside its baseline from the same run
 bench: setup
-	@for p in $(BENCH_PACKAGES); do \
-		if [ -d $$p ]; then $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 20m $$p || exit 1; fi; \
-	done
+	$(GO) test -run '^$$' -bench PublishToHandler -benchtime 3x ./internal/bus
+	$(GO) test -run '^$$' -bench 'PlanFull|ReplanAfterReclaim' -benchtime 20x ./internal/placement
+	$(GO) test -run '^$$' -bench PlanQualitySmall -benchtime 1x ./internal/placement
+	$(GO) test -run '^$$' -bench 'Recorder$$' -benchtime 3x -timeout 20m ./internal/recorder
+	$(GO) test -run '^$$' -bench ReclaimReaction -benchtime 1x -timeout 20m ./internal/arbiter
+	BURSAR_BENCH_ROWS=$${BURSAR_BENCH_ROWS:-1000000} $(GO) test -run '^$$' -bench Reports -benchtime 3x -timeout 20m ./internal/report
+	$(GO) test -run '^$$' -bench Replay -benchtime 1x ./internal/replay
 
 ## lint: vet and formatting
 lint:
