@@ -48,9 +48,7 @@ lint:
 
 ## demo: the whole system on embedded defaults, replaying a real spot trace
 demo: setup build
-	@echo "make demo: the end-to-end demo is not built yet (issue 10)."
-	@echo "Meanwhile, compare placement policies on a real trace:"
-	./bin/arbiter replay --trace ../shared/data/traces/skyserve/AWS1 --policy spothedge,bursar,optimal
+	./bin/arbiter demo --dir examples/demo
 
 clean:
 	rm -rf bin

@@ -20,5 +20,6 @@ With no --nats URL, "arbiter run" starts an embedded NATS server with JetStream 
 	root.AddCommand(newRunCmd(&g), newReplayCmd())
 	root.AddCommand(newConfigCmd(), newStatusCmd(&g))
 	root.AddCommand(newBudgetCmd(&g))
+	root.AddCommand(newDemoCmd(&g))
 	os.Exit(cli.Main(root))
 }

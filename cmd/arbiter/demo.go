@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/demo"
+)
+
+type demoOptions struct {
+	dir    string
+	length time.Duration
+	speed  float64
+}
+
+// newDemoCmd is `arbiter demo`: the whole system on embedded defaults, replaying a real spot trace
+// at accelerated time, then the report. internal/demo does the work.
+func newDemoCmd(g *cli.Globals) *cobra.Command {
+	var o demoOptions
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Replay a real spot trace through the whole system on embedded defaults and print the report",
+		Long: `demo starts embedded NATS and ClickHouse under a fresh data directory, publishes catalog prices,
+and replays a real spot-capacity trace at accelerated time: a simulated fleet loses spot instances
+when a zone's capacity falls, the arbiter replaces them (the same code as "arbiter run"), the
+replicas report tokens, and the recorder writes every event to ClickHouse. At the end it prints
+cost, availability, reclaims, cost per million tokens and savings against on-demand per workload
+and location, and writes a markdown report with PNG charts under the data directory.
+
+What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/ and load/.`,
+		Example: `  arbiter demo                              # examples/demo, about a minute
+  arbiter demo --length 3h --speed 1800     # a shorter, faster run
+  arbiter demo --data-dir /tmp/bursar-demo`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dataDir := g.DataDir
+			if f := cmd.Flag("data-dir"); f == nil || !f.Changed {
+				dataDir = filepath.Join(g.DataDir, "demo-"+time.Now().UTC().Format("20060102-150405"))
+			}
+			if f := cmd.Flag("log-level"); f == nil || !f.Changed {
+				g.LogLevel = "error" // keep the progress bar readable
+			}
+			log, err := g.Logger(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if g.NATS != "" || g.ClickHouse != "" {
+				return fmt.Errorf("demo runs on embedded NATS and ClickHouse only: drop --nats and --clickhouse")
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "demo: data under %s\n", dataDir)
+			res, err := demo.Run(cmd.Context(), demo.Options{Dir: o.dir, DataDir: dataDir, Length: o.length,
+				Speed: o.speed, Progress: cmd.ErrOrStderr(), Log: log})
+			if err != nil {
+				return err
+			}
+			return res.Print(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", "examples/demo", "what to replay: bursar.yaml, prices/*.csv, trace/<location>.json, load/arrival-rates.csv")
+	f.DurationVar(&o.length, "length", 0, "trace time to replay (default: the whole trace, about 10h45m)")
+	f.Float64Var(&o.speed, "speed", 600, "trace seconds per wall second")
+	return cmd
+}

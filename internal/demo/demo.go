@@ -1,0 +1,253 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/collect"
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/pricesource"
+	"github.com/bursar-dev/bursar/internal/recorder"
+	"github.com/bursar-dev/bursar/internal/replay"
+	"github.com/bursar-dev/bursar/internal/store"
+)
+
+// Options configure a demo run. Dir holds what it replays:
+//
+//	bursar.yaml            the fleet (every location's actuator must be sim)
+//	prices/*.csv           catalog prices in SkyPilot's format (aws_vms.csv, gcp_vms.csv)
+//	trace/<location>.json  each location's spot capacity, one count per tick
+//	load/arrival-rates.csv the shape of the traffic
+type Options struct {
+	Dir     string
+	DataDir string        // created; embedded NATS and ClickHouse files, and the report
+	Length  time.Duration // trace time to replay; 0 or more than the trace: all of it
+	Speed   float64       // trace seconds per wall second (default 600: ten hours in a minute)
+	// End is when the replayed trace ends, in trace time (default: now, so the history reads as
+	// the last hours).
+	End      time.Time
+	Progress io.Writer // the progress bar; nil for none
+	Log      *slog.Logger
+}
+
+// traceTick is the tick of the capacity traces.
+const traceTick = time.Minute
+
+// Run replays the trace through the whole system and writes the reports under DataDir/report.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Speed <= 0 {
+		o.Speed = 600
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	in, err := load(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	length := time.Duration(in.ticks) * traceTick
+	if o.Length > 0 && o.Length < length {
+		length = o.Length.Truncate(traceTick)
+	}
+	if length < traceTick {
+		return nil, fmt.Errorf("--length %v: replay at least one %v tick of the trace", o.Length, traceTick)
+	}
+	if o.End.IsZero() {
+		o.End = time.Now().UTC().Truncate(time.Second)
+	}
+	start := o.End.Add(-length)
+	if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("creating the data directory: %w", err)
+	}
+	sys, err := startSystem(ctx, o, in.cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer sys.close()
+	clk := NewClock(start, o.Speed, time.Now)
+	rc, err := sys.replay(ctx, o, in, clk, start, o.End)
+	if err != nil {
+		return nil, err
+	}
+	return writeReports(ctx, sys.st, in.cfg, start, o.End, rc, filepath.Join(o.DataDir, "report"))
+}
+
+// inputs is what Dir holds, read and checked.
+type inputs struct {
+	cfg      *fleet.Config
+	prices   []string
+	capacity map[string][]int
+	ticks    int
+	rates    []float64
+}
+
+func load(dir string) (*inputs, error) {
+	cfg, err := fleet.Load(filepath.Join(dir, "bursar.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	in := &inputs{cfg: cfg, capacity: map[string][]int{}}
+	tr, err := replay.LoadTrace(os.DirFS(dir), "trace", replay.LoadOptions{TickSeconds: int(traceTick / time.Second)})
+	if err != nil {
+		return nil, err
+	}
+	for _, z := range tr.Zones {
+		if _, ok := cfg.Location(z.Name); !ok {
+			return nil, fmt.Errorf("%s/trace/%s.json: no location %q in bursar.yaml: name each trace file after its location",
+				dir, z.Name, z.Name)
+		}
+		in.capacity[z.Name] = z.Capacity
+	}
+	for _, l := range cfg.Locations {
+		if l.Actuator.Kind != fleet.KindSim {
+			return nil, fmt.Errorf("%s/bursar.yaml: location %s uses the %s actuator; the demo runs sim locations only",
+				dir, l.Name, l.Actuator.Kind)
+		}
+		if _, ok := in.capacity[l.Name]; !ok {
+			return nil, fmt.Errorf("%s/trace: no %s.json for location %s", dir, l.Name, l.Name)
+		}
+	}
+	in.ticks = tr.Len
+	if in.prices, err = filepath.Glob(filepath.Join(dir, "prices", "*.csv")); err != nil || len(in.prices) == 0 {
+		return nil, fmt.Errorf("%s/prices: no *.csv price catalog", dir)
+	}
+	f, err := os.Open(filepath.Join(dir, "load", "arrival-rates.csv"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the traffic shape: %w", err)
+	}
+	defer f.Close()
+	in.rates, err = ParseRates(f, "load/arrival-rates.csv")
+	return in, err
+}
+
+// system is the running parts: embedded NATS, the store and the JetStream connection.
+type system struct {
+	log   *slog.Logger
+	close func()
+	js    jetstream.JetStream
+	st    *store.Store
+}
+
+func startSystem(ctx context.Context, o Options, cfg *fleet.Config) (*system, error) {
+	var undo []func()
+	closeAll := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: filepath.Join(o.DataDir, "nats")})
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { ns.Shutdown(); ns.WaitForShutdown() })
+	o.Log.Info("embedded NATS with JetStream is up", "url", ns.ClientURL())
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	nc, js, err := bus.Connect(cctx, ns.ClientURL(), "arbiter-demo", o.Log)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	undo = append(undo, func() { nc.Close() })
+	if err := bus.Ensure(cctx, js, bus.Options{LeaseTTL: leaseTTL}); err != nil {
+		closeAll()
+		return nil, err
+	}
+	st, err := store.Open(cctx, store.Config{DataDir: o.DataDir, Owner: "arbiter demo", Log: o.Log})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	undo = append(undo, func() { st.Close() })
+	return &system{log: o.Log, close: closeAll, js: js, st: st}, nil
+}
+
+const leaseTTL = 10 * time.Second
+
+// replay runs the collector, the arbiter, the recorder and the driver from start to end of trace
+// time, then stops the arbiter and waits until the recorder has written everything. It returns
+// the reclaims of each workload's replicas per location.
+func (s *system) replay(ctx context.Context, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, error) {
+	fl := sim.New(in.cfg, clk.Now)
+	router := actuate.Router{}
+	for _, l := range in.cfg.Locations {
+		router[l.Name] = fl
+	}
+	pub := bus.NewPublisher(s.js)
+	col := collect.New(pub, s.log.With("part", "collector"), nil)
+	job := collect.Job{Source: &pricesource.SkyPilotFiles{Paths: in.prices}, Timeout: 30 * time.Second}
+	if _, err := col.RunOnce(ctx, job, start, true); err != nil {
+		return nil, fmt.Errorf("publishing the demo's prices: %w", err)
+	}
+	minute := clk.Wall(time.Minute)
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: in.cfg, JS: s.js, Actuator: router, Log: s.log.With("part", "arbiter"),
+		Clock: clk, Identity: "demo", LeaseTTL: leaseTTL, Debounce: max(minute/6, time.Millisecond),
+		Interval: max(minute, 5*time.Millisecond), ReportEvery: max(minute, 5*time.Millisecond)})
+	if err != nil {
+		return nil, err
+	}
+	rec := recorder.New(s.js, s.st, recorder.Config{Log: s.log.With("part", "recorder"), MaxDelay: 250 * time.Millisecond})
+	recCtx, stopRec := context.WithCancel(ctx)
+	defer stopRec()
+	recDone := goRun(recCtx, rec.Run)
+	arbCtx, stopArb := context.WithCancel(ctx)
+	defer stopArb()
+	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, log: s.log, capacity: in.capacity, tick: traceTick,
+		start: start, end: end, curve: NewCurve(in.rates, end.Sub(start)), progress: o.Progress,
+		counters: map[string]*counter{}, dying: map[string]time.Time{}, noticed: map[string]time.Time{}}
+	clk.Run()
+	arbDone := goRun(arbCtx, svc.Run)
+	runErr := d.run(ctx)
+	stopArb()
+	if err := errors.Join(runErr, <-arbDone); err != nil {
+		return nil, err
+	}
+	if err := s.drain(ctx); err != nil {
+		return nil, err
+	}
+	stopRec()
+	return replacements(fl.Lives(), d.noticed), <-recDone
+}
+
+func goRun(ctx context.Context, f func(context.Context) error) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	return done
+}
+
+// drain waits until the recorder has committed every message of every stream.
+func (s *system) drain(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for _, stream := range []string{bus.Market, bus.Telemetry, bus.Fleet} {
+		name := "recorder-" + strings.ToLower(stream)
+		for {
+			c, err := s.js.Consumer(ctx, stream, name)
+			if err == nil {
+				var info *jetstream.ConsumerInfo
+				if info, err = c.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+					break
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for the recorder to write stream %s: %w", stream, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}

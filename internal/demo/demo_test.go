@@ -1,0 +1,119 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// TestRunShortTrace replays three hours of the shipped trace through the whole system (embedded
+// NATS and chDB, collector, arbiter, recorder, reports) and checks that the report has figures
+// for every workload and location the fleet ran in, and that its files exist.
+func TestRunShortTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end demo run; skipped with -short")
+	}
+	dir := filepath.Join("..", "..", "examples", "demo")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{Dir: dir, DataDir: t.TempDir(), Length: 3 * time.Hour, Speed: 1800})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fleet.Load(filepath.Join(dir, "bursar.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWorkloads(t, cfg, res)
+	if len(res.Summary.Rows) < len(cfg.Workloads)*cfg.Workloads[0].MinLocations {
+		t.Errorf("%d workload/location rows, want at least %d (every workload spans min_locations)",
+			len(res.Summary.Rows), len(cfg.Workloads)*cfg.Workloads[0].MinLocations)
+	}
+	for _, r := range res.Summary.Rows {
+		for _, c := range []string{"usd", "gpu_hours", "on_demand_usd", "saving_pct", "m_tokens", "usd_per_m_tokens", "ready_pct", "reclaims"} {
+			if r[c] == nil {
+				t.Errorf("%s at %s: no %s", r["workload"], r["location"], c)
+			}
+		}
+		if num(r["gpu_hours"]) <= 0 || num(r["usd"]) <= 0 {
+			t.Errorf("%s at %s: no spend recorded: %v", r["workload"], r["location"], r)
+		}
+	}
+	checkFiles(t, res, cfg)
+}
+
+func checkWorkloads(t *testing.T, cfg *fleet.Config, res *Result) {
+	t.Helper()
+	if len(res.Workloads.Rows) != len(cfg.Workloads) {
+		t.Fatalf("%d workload rows, want %d", len(res.Workloads.Rows), len(cfg.Workloads))
+	}
+	reclaims := 0.0
+	for _, r := range res.Workloads.Rows {
+		if a := num(r["availability_pct"]); a <= 0 || a > 100 {
+			t.Errorf("%s: availability %v%%, want in (0,100]", r["workload"], a)
+		}
+		if num(r["m_tokens"]) <= 0 || num(r["usd_per_m_tokens"]) <= 0 {
+			t.Errorf("%s: no tokens or cost per million tokens: %v", r["workload"], r)
+		}
+		if s := num(r["saving_pct"]); s <= 0 || s >= 100 {
+			t.Errorf("%s: saving %v%% against on-demand, want in (0,100) on a spot-first fleet", r["workload"], s)
+		}
+		reclaims += num(r["reclaims"])
+	}
+	if reclaims == 0 {
+		t.Error("no reclaims in three hours of a trace whose zones shrink")
+	}
+}
+
+func checkFiles(t *testing.T, res *Result, cfg *fleet.Config) {
+	t.Helper()
+	md, err := os.ReadFile(res.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range cfg.Workloads {
+		if !strings.Contains(string(md), "| "+w.Name+" |") {
+			t.Errorf("report.md has no row for %s", w.Name)
+		}
+	}
+	if len(res.Charts) < 4 {
+		t.Errorf("%d charts, want availability, cost, tokens and savings", len(res.Charts))
+	}
+	for _, c := range res.Charts {
+		if fi, err := os.Stat(c); err != nil || fi.Size() == 0 {
+			t.Errorf("chart %s: %v", c, err)
+		}
+		if !strings.Contains(string(md), "("+filepath.Base(c)+")") {
+			t.Errorf("report.md does not embed %s", filepath.Base(c))
+		}
+	}
+}
+
+func TestReplacements(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := func(w, loc string) actuate.Group {
+		return actuate.Group{Workload: w, Location: loc, Market: events.Spot}
+	}
+	lives := []sim.Life{
+		{Instance: "a-0", Group: g("chat", "a"), Launched: t0, Ready: t0.Add(time.Minute), Gone: t0.Add(12 * time.Minute), Reclaim: true},
+		{Instance: "a-1", Group: g("chat", "a"), Launched: t0, Ready: t0.Add(time.Minute), Gone: t0.Add(12 * time.Minute), Reclaim: true},
+		{Instance: "b-2", Group: g("chat", "b"), Launched: t0.Add(10 * time.Minute), Ready: t0.Add(14 * time.Minute)},
+		{Instance: "b-3", Group: g("sum", "b"), Launched: t0.Add(10 * time.Minute), Ready: t0.Add(11 * time.Minute)},
+		{Instance: "a-4", Group: g("chat", "a"), Launched: t0.Add(5 * time.Minute), Ready: t0.Add(6 * time.Minute)},
+	}
+	noticed := map[string]time.Time{"a-0": t0.Add(10 * time.Minute), "a-1": t0.Add(10 * time.Minute)}
+	got := replacements(lives, noticed)
+	// a-4 launched before the notices and b-3 is another workload's: only b-2 replaces one.
+	want := reclaimStat{reclaims: 2, replaced: 1, toReady: 4 * time.Minute}
+	if len(got) != 1 || got[wl{"chat", "a"}] == nil || *got[wl{"chat", "a"}] != want {
+		t.Fatalf("replacements = %v, want chat@a %+v", got, want)
+	}
+}

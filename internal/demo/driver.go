@@ -1,0 +1,225 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// The traffic model. Each workload's load peaks at peakReplicas times its minimum replicas'
+// worth of its scaling target and follows the arrival-rate curve; a ready replica serves up to
+// headroom times its target, so a fleet short of replicas serves less and its demand shows it.
+const (
+	peakReplicas     = 1.5
+	headroom         = 1.25
+	tokensPerRequest = 800
+	promptShare      = 0.75
+)
+
+// notices is how long before the reclaim each provider warns (AWS: 2 minutes; GCP: 30 s).
+var notices = map[string]time.Duration{"aws": 2 * time.Minute, "gcp": 30 * time.Second}
+
+// driver plays the world around the arbiter: the zones' spot capacity from the trace, and the
+// traffic the ready replicas serve.
+type driver struct {
+	clk      *Clock
+	fleet    *sim.Fleet
+	cfg      *fleet.Config
+	pub      *bus.Publisher
+	log      *slog.Logger
+	capacity map[string][]int // location → spot instances the zone holds, per trace tick
+	tick     time.Duration
+	start    time.Time
+	end      time.Time
+	curve    Curve
+	progress io.Writer
+
+	counters   map[string]*counter // by instance
+	dying      map[string]time.Time
+	noticed    map[string]time.Time // instance → when its reclaim notice came
+	lastTokens time.Time
+	reclaims   int
+	lastBar    time.Time
+}
+
+// counter is one replica's monotonic token and request counters.
+type counter struct {
+	prompt, gen, req float64
+	at               time.Time
+}
+
+// run drives the world until the trace ends or ctx does.
+func (d *driver) run(ctx context.Context) error {
+	every := max(d.clk.Wall(d.tick)/4, 5*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		now := d.clk.Now()
+		if !now.Before(d.end) {
+			d.bar(d.end, nil, true)
+			return nil
+		}
+		obs, err := d.step(ctx, now)
+		if err != nil {
+			return err
+		}
+		d.bar(now, obs, false)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// step enforces the zones' capacity and emits token counters once per trace tick.
+func (d *driver) step(ctx context.Context, now time.Time) ([]actuate.Observed, error) {
+	if err := d.enforce(ctx, now); err != nil {
+		return nil, err
+	}
+	obs, err := d.fleet.Observe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if now.Sub(d.lastTokens) >= d.tick {
+		d.lastTokens = now
+		if err := d.tokens(ctx, now, obs); err != nil {
+			return nil, err
+		}
+	}
+	return obs, nil
+}
+
+// enforce reclaims spot instances wherever more run than the zone holds now: the oldest ready
+// one first, with the provider's notice. Instances still launching are taken once ready, as a
+// provider that accepted a launch into a full zone takes it back soon after.
+func (d *driver) enforce(ctx context.Context, now time.Time) error {
+	i := int(now.Sub(d.start) / d.tick)
+	running := map[string]int{}
+	for _, l := range d.fleet.Lives() {
+		if l.Gone.IsZero() && l.Group.Market == events.Spot {
+			if dl, ok := d.dying[l.Instance]; !ok || !now.Before(dl) {
+				running[l.Group.Location]++
+			}
+		}
+	}
+	for _, loc := range d.cfg.Locations {
+		caps, ok := d.capacity[loc.Name]
+		if !ok || i >= len(caps) {
+			continue
+		}
+		for excess := running[loc.Name] - caps[i]; excess > 0; excess-- {
+			notice := notices[loc.Provider]
+			if notice == 0 {
+				notice = 2 * time.Minute
+			}
+			e, ok := d.fleet.Reclaim(loc.Name, notice)
+			if !ok {
+				break
+			}
+			d.dying[e.Instance], d.noticed[e.Instance] = e.Deadline, e.NoticeAt
+			d.reclaims++
+			if err := d.pub.Publish(ctx, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tokens publishes each ready replica's counters, its share of what its workload served.
+func (d *driver) tokens(ctx context.Context, now time.Time, obs []actuate.Observed) error {
+	ready := map[string]int{}
+	for _, o := range obs {
+		ready[o.Workload] += len(o.Instances)
+	}
+	for _, o := range obs {
+		w, ok := d.cfg.Workload(o.Workload)
+		if !ok {
+			continue
+		}
+		tokPerS := d.served(w, now, ready[o.Workload]) / float64(max(ready[o.Workload], 1))
+		for _, inst := range o.Instances {
+			c, seen := d.counters[inst]
+			if !seen {
+				c = &counter{at: now}
+				d.counters[inst] = c
+			}
+			dt := now.Sub(c.at).Seconds()
+			c.at = now
+			c.prompt += tokPerS * dt * promptShare
+			c.gen += tokPerS * dt * (1 - promptShare)
+			c.req += tokPerS * dt / tokensPerRequest
+			e := &events.TokensSample{Meta: events.Meta{At: now}, Location: o.Location, Workload: o.Workload,
+				Replica: inst, Server: "other", PromptTokens: int64(c.prompt), GenerationTokens: int64(c.gen),
+				Requests: int64(c.req)}
+			if _, err := d.pub.PublishAsync(e); err != nil {
+				return err
+			}
+		}
+	}
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return d.pub.Flush(fctx)
+}
+
+// served is the tokens per second a workload's ready replicas serve now.
+func (d *driver) served(w *fleet.Workload, now time.Time, ready int) float64 {
+	s := w.Scaling
+	per := s.PerReplica
+	if per <= 0 {
+		per = 1
+	}
+	load := d.curve.At(now.Sub(d.start)) * peakReplicas * float64(w.Replicas.Min) * per
+	load = math.Min(load, float64(ready)*headroom*per)
+	switch s.Metric {
+	case fleet.MetricTokens:
+		return load
+	case fleet.MetricRequests:
+		return load * tokensPerRequest
+	}
+	return load / per * 1000 // a replica's worth of a utilization target: 1000 tokens/s
+}
+
+// bar redraws the progress line on stderr, at most every 100 ms.
+func (d *driver) bar(now time.Time, obs []actuate.Observed, final bool) {
+	if d.progress == nil || (!final && time.Since(d.lastBar) < 100*time.Millisecond) {
+		return
+	}
+	d.lastBar = time.Now()
+	total, done := d.end.Sub(d.start), now.Sub(d.start)
+	frac := math.Min(1, float64(done)/float64(total))
+	const width = 30
+	full := int(frac * width)
+	spot, od := 0, 0
+	for _, o := range obs {
+		if o.Market == events.Spot {
+			spot += o.Ready
+		} else {
+			od += o.Ready
+		}
+	}
+	line := fmt.Sprintf("\rreplaying %s%s %3.0f%%  %s of %s trace time · ready: %d spot, %d on-demand · reclaims: %d ",
+		strings.Repeat("█", full), strings.Repeat("░", width-full), frac*100, short(done), short(total), spot, od, d.reclaims)
+	if final {
+		line = fmt.Sprintf("\rreplayed  %s 100%%  %s of trace time · reclaims: %d%s\n",
+			strings.Repeat("█", width), short(total), d.reclaims, strings.Repeat(" ", 30))
+	}
+	fmt.Fprint(d.progress, line)
+}
+
+// short prints a duration as 4h05m.
+func short(d time.Duration) string {
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
