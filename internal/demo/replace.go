@@ -17,7 +17,8 @@ type reclaimStat struct {
 // wl is a workload and location.
 type wl struct{ workload, location string }
 
-// replacements matches each reclaim notice, in notice order, with the first replica of the same
+// replacements matches each reclaim notice (whether the instance then vanished at its deadline or
+// the arbiter drained it first), in notice order, with the first replica of the same
 // workload launched after the notice that became ready and replaced no earlier notice. The sim's
 // instance histories are the truth here: the history in ClickHouse does not say which workload a
 // reclaimed instance ran (capacity.reclaimed names the instance, not the workload).
@@ -28,7 +29,7 @@ func replacements(lives []sim.Life, noticed map[string]time.Time) map[wl]*reclai
 	}
 	var ns []notice
 	for _, l := range lives {
-		if at, ok := noticed[l.Instance]; ok && l.Reclaim {
+		if at, ok := noticed[l.Instance]; ok {
 			ns = append(ns, notice{at, l})
 		}
 	}
