@@ -144,6 +144,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"bad reclaim kind", events.TypeCapacityReclaimed, set("kind", "vanished"), events.ErrOutOfRange, "kind"},
 		{"negative ready", events.TypeReplicaState, set("ready", -1), events.ErrOutOfRange, "ready"},
 		{"action without reason", events.TypePlanDecided, set("actions", []any{map[string]any{"id": "a", "kind": "launch", "location": "l", "market": "spot", "replicas": 1}}), events.ErrMissingField, "actions[0].reason"},
+		{"bad action kind", events.TypeActionUpdated, set("kind", "teleport"), events.ErrOutOfRange, "kind"},
 		{"bad status", events.TypeActionUpdated, set("status", "done"), events.ErrOutOfRange, "status"},
 		{"bad period", events.TypeBudgetAlert, set("period", "fortnight"), events.ErrOutOfRange, "period"},
 		{"negative spend", events.TypeBudgetAlert, set("spend", -1), events.ErrOutOfRange, "spend"},

@@ -115,7 +115,7 @@ type ReplicaState struct {
 // PlanAction is one step of a plan.
 type PlanAction struct {
 	ID            string `json:"id"`
-	Kind          string `json:"kind"` // launch, drain or scale
+	Kind          string `json:"kind"` // launch, drain, retire (a reclaimed replica is gone) or scale
 	Location      string `json:"location"`
 	Offer         string `json:"offer"`
 	Market        Market `json:"market"`

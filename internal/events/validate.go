@@ -175,7 +175,7 @@ func (e *PlanDecided) validate() error {
 	for i, a := range e.Actions {
 		at := func(f string) string { return fmt.Sprintf("actions[%d].%s", i, f) }
 		c.text(at("id"), a.ID)
-		c.oneOf(at("kind"), a.Kind, "launch", "drain", "scale")
+		c.oneOf(at("kind"), a.Kind, "launch", "drain", "retire", "scale")
 		c.text(at("location"), a.Location)
 		c.market(at("market"), a.Market)
 		c.atLeast(at("replicas"), a.Replicas, 0)
@@ -191,7 +191,7 @@ func (e *ActionUpdated) validate() error {
 	c.oneOf("status", string(e.Status), string(ActionProposed), string(ActionAwaitingApproval),
 		string(ActionApproved), string(ActionRejected), string(ActionApplied), string(ActionFailed),
 		string(ActionExpired))
-	c.oneOf("kind", e.Kind, "launch", "drain", "scale")
+	c.oneOf("kind", e.Kind, "launch", "drain", "retire", "scale")
 	c.text("location", e.Location)
 	c.market("market", e.Market)
 	c.atLeast("replicas", e.Replicas, 0)
