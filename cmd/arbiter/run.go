@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -21,6 +22,9 @@ import (
 	"github.com/bursar-dev/bursar/internal/cli"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/pricesource"
+	"github.com/bursar-dev/bursar/internal/recorder"
+	"github.com/bursar-dev/bursar/internal/report"
+	"github.com/bursar-dev/bursar/internal/store"
 )
 
 type runOptions struct {
@@ -29,6 +33,8 @@ type runOptions struct {
 	config        string
 	identity      string
 	leaseTTL      time.Duration
+	noHistory     bool
+	ttlDays       int
 }
 
 func newRunCmd(g *cli.Globals) *cobra.Command {
@@ -51,18 +57,16 @@ func newRunCmd(g *cli.Globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (only without --nats)")
 	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint; empty to disable")
-	f.StringVar(&o.config, "config", "bursar.yaml", "the fleet file: locations, actuators and workloads (check it with `arbiter config check`)")
+	f.StringVar(&o.config, "config", "", "the fleet file: locations, actuators and workloads (check it with `arbiter config check`); default ./bursar.yaml if it exists, else run without placement (NATS and history only)")
+	f.BoolVar(&o.noHistory, "no-history", false, "do not record events into ClickHouse (run `arbiter record` elsewhere)")
+	f.IntVar(&o.ttlDays, "telemetry-ttl-days", store.DefaultTelemetryTTLDays, "days raw GPU and token samples are kept (applies when the tables are created)")
 	f.StringVar(&o.identity, "identity", "", "this arbiter's name in the leader lease (default hostname-pid); a restart under the same name takes its lease back at once")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", 10*time.Second, "leader lease lifetime: a standby takes over this long after the leader dies")
 	return cmd
 }
 
 func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Logger) error {
-	cfg, err := fleetfile.Load(o.config)
-	if err != nil {
-		return err
-	}
-	acts, err := actuators(cfg, log)
+	cfg, err := loadFleet(o.config, log)
 	if err != nil {
 		return err
 	}
@@ -92,18 +96,51 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		return err
 	}
 	reg := cli.NewRegistry()
-	svc, err := arbiter.New(cctx, arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log, Registry: reg,
-		Identity: o.identity, LeaseTTL: o.leaseTTL})
-	if err != nil {
-		return err
-	}
 	var group run.Group
 	addContext(&group, ctx, func(ctx context.Context) error {
 		return cli.ServeMetrics(ctx, o.metricsListen, reg, log)
 	})
-	addContext(&group, ctx, svc.Run)
+	if !o.noHistory {
+		st, err := openHistory(cctx, g, "arbiter run", o.ttlDays, log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		addContext(&group, ctx, newRecorder(js, st, reg, log, recorder.Config{}).Run)
+		if g.ClickHouse == "" { // this process owns the embedded store: answer report's queries
+			addContext(&group, ctx, func(ctx context.Context) error {
+				return report.Serve(ctx, nc, st, "arbiter run", log)
+			})
+		}
+	}
+	if cfg != nil {
+		acts, err := actuators(cfg, log)
+		if err != nil {
+			return err
+		}
+		svc, err := arbiter.New(cctx, arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log, Registry: reg,
+			Identity: o.identity, LeaseTTL: o.leaseTTL})
+		if err != nil {
+			return err
+		}
+		addContext(&group, ctx, svc.Run)
+	}
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
+}
+
+// loadFleet reads the fleet file. With no --config it reads ./bursar.yaml when present and
+// otherwise returns nil: the arbiter then serves NATS and records history but places nothing.
+func loadFleet(path string, log *slog.Logger) (*fleetfile.Config, error) {
+	if path == "" {
+		if _, err := os.Stat("bursar.yaml"); err != nil {
+			log.Warn("no fleet file (--config, or ./bursar.yaml): serving NATS and recording history, placing nothing",
+				"example", "examples/bursar.yaml")
+			return nil, nil
+		}
+		path = "bursar.yaml"
+	}
+	return fleetfile.Load(path)
 }
 
 // actuators builds each location's actuator from the fleet file. Kubernetes locations share one
