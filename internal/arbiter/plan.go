@@ -32,13 +32,13 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 		return
 	}
 	dirty := s.settle(now)
-	d := placement.Plan(s.snapshot(now, caps), s.o.Policy, now)
+	d := s.plan(now, caps, trigger == "reclaim")
 	n := s.record(ctx, d, now, dirty)
 	if !s.saveAll(ctx, dirty) {
 		return
 	}
 	for w, b := range s.books {
-		if slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Stage != StageAwaiting }) {
+		if !dirty[w] && slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Stage != StageAwaiting }) {
 			s.dispatch(w)
 		}
 	}
@@ -49,12 +49,80 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 	}
 }
 
-// saveAll writes the changed books. A failed write ends this arbiter's lead: its copy of the
-// books can no longer be trusted, and the next lease tick reloads them.
+// plan runs the planner. A reclaim is answered from the planner of the last full pass, brought up
+// to date with what changed in the books since (Planner.Apply re-plans only the workloads that
+// touches); its prices are at most one debounce old, and the debounced full pass that follows
+// any price change catches up. Every other pass plans the whole estate afresh.
+func (s *Service) plan(now time.Time, caps []placement.Budget, quick bool) placement.Decision {
+	if quick && s.planner != nil {
+		d := s.planner.Apply(s.update(), now)
+		s.newObs = s.newObs[:0]
+		return d
+	}
+	snap := s.snapshot(now, caps)
+	s.planner = placement.NewPlanner(snap, s.o.Policy, now)
+	s.known = make(map[string]placement.Replica, len(snap.Replicas))
+	for _, r := range snap.Replicas {
+		s.known[r.ID] = r
+	}
+	s.newObs = s.newObs[:0]
+	return s.planner.Decision()
+}
+
+// gone marks, for the planner, a replica the books no longer hold.
+const gone placement.ReplicaState = "gone"
+
+// update is what changed in the books since the planner last saw them.
+func (s *Service) update() placement.Update {
+	u := placement.Update{Observations: s.newObs}
+	seen := make(map[string]bool, len(s.known))
+	for w, b := range s.books {
+		for _, r := range b.Replicas {
+			pr := placement.Replica{ID: r.ID, Workload: w, Offer: r.Offer, State: r.State, Since: r.Since, Deadline: r.Deadline}
+			seen[r.ID] = true
+			if old, ok := s.known[r.ID]; !ok || old != pr {
+				u.Replicas = append(u.Replicas, pr)
+				s.known[r.ID] = pr
+			}
+		}
+	}
+	for id, r := range s.known {
+		if !seen[id] && r.State != gone {
+			r.State = gone
+			u.Replicas = append(u.Replicas, r)
+			s.known[id] = r
+		}
+	}
+	return u
+}
+
+// saveAll writes the changed books (s.mu held) and queues each for its worker once written. Books
+// answering a reclaim go first: a reclaim on a crowded offer re-plans every workload running
+// there, and the replacement should be first in its worker's queue. A failed write ends this
+// arbiter's lead: its copy of the books can no longer be trusted, and the next lease tick reloads
+// them.
 func (s *Service) saveAll(ctx context.Context, dirty map[string]bool) bool {
-	for _, w := range sortedKeys(dirty) {
-		if err := s.save(ctx, s.books[w]); err != nil {
+	order := sortedKeys(dirty)
+	urgent := func(w string) bool {
+		return slices.ContainsFunc(s.books[w].Actions, func(r Record) bool { return !r.Received.IsZero() })
+	}
+	slices.SortStableFunc(order, func(a, b string) int {
+		ua, ub := urgent(a), urgent(b)
+		switch {
+		case ua && !ub:
+			return -1
+		case ub && !ua:
+			return 1
+		}
+		return 0
+	})
+	for _, w := range order {
+		b := s.books[w]
+		if err := s.save(ctx, b); err != nil {
 			return false
+		}
+		if slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Stage != StageAwaiting }) {
+			s.dispatch(w)
 		}
 	}
 	return true
@@ -67,14 +135,14 @@ func (s *Service) save(ctx context.Context, b *Book) error {
 	}
 	epoch, ok := s.lease.valid()
 	if !ok {
-		s.leading, s.books = false, nil
+		s.leading, s.books, s.planner = false, nil, nil
 		s.m.leader.Set(0)
 		return ErrDeposed
 	}
 	b.Epoch = epoch
 	if err := s.store.save(ctx, b); err != nil {
 		s.log.Error("could not record placement; stepping down to reload", "workload", b.Workload, "err", err)
-		s.leading, s.books = false, nil
+		s.leading, s.books, s.planner = false, nil, nil
 		s.m.leader.Set(0)
 		return err
 	}

@@ -111,6 +111,11 @@ type Service struct {
 	leading bool
 	dead    bool          // a test killed this arbiter: it writes nothing more
 	work    []chan string // per worker: workloads with actions to run
+	// planner is the last full plan's planner, kept to answer reclaims quickly; known is what it
+	// knows of the books' replicas, and newObs the reclaims it has not been told of.
+	planner *placement.Planner
+	known   map[string]placement.Replica
+	newObs  []placement.OfferObservation
 	// hooks lets tests stop the arbiter at exact points of an action's life.
 	hooks hooks
 }
@@ -239,7 +244,7 @@ func (s *Service) stepUp(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	s.books, s.leading = bs, true
+	s.books, s.leading, s.planner = bs, true, nil
 	s.mu.Unlock()
 	s.m.leader.Set(1)
 	epoch, _ := s.lease.valid()
@@ -255,7 +260,7 @@ func (s *Service) stepUp(ctx context.Context) error {
 
 func (s *Service) stepDown() {
 	s.mu.Lock()
-	s.leading, s.books = false, nil
+	s.leading, s.books, s.planner = false, nil, nil
 	s.mu.Unlock()
 	s.m.leader.Set(0)
 }

@@ -57,10 +57,11 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 		if len(b.Notices) > maxDone {
 			b.Notices = slices.Clone(b.Notices[len(b.Notices)-maxDone:])
 		}
+		ob := placement.Observation{At: n.e.NoticeAt, Kind: placement.ObsPreempted, Lived: n.e.NoticeAt.Sub(r.Since)}
 		s.mk.mu.Lock()
-		s.mk.history[r.Offer] = append(s.mk.history[r.Offer], placement.Observation{At: n.e.NoticeAt,
-			Kind: placement.ObsPreempted, Lived: n.e.NoticeAt.Sub(r.Since)})
+		s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
 		s.mk.mu.Unlock()
+		s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
 		dirty[b.Workload] = true
 	}
 }
