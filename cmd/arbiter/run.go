@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
+	slackapi "github.com/slack-go/slack"
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -20,10 +24,12 @@ import (
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/events"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/report"
+	"github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/store"
 )
 
@@ -35,6 +41,7 @@ type runOptions struct {
 	leaseTTL      time.Duration
 	noHistory     bool
 	ttlDays       int
+	slackListen   string
 }
 
 func newRunCmd(g *cli.Globals) *cobra.Command {
@@ -61,6 +68,7 @@ func newRunCmd(g *cli.Globals) *cobra.Command {
 	f.BoolVar(&o.noHistory, "no-history", false, "do not record events into ClickHouse (run `arbiter record` elsewhere)")
 	f.IntVar(&o.ttlDays, "telemetry-ttl-days", store.DefaultTelemetryTTLDays, "days raw GPU and token samples are kept (applies when the tables are created)")
 	f.StringVar(&o.identity, "identity", "", "this arbiter's name in the leader lease (default hostname-pid); a restart under the same name takes its lease back at once")
+	f.StringVar(&o.slackListen, "slack-listen", "", "address of the HTTP endpoint Slack posts approval clicks to (POST /slack/interactions); needs BURSAR_SLACK_SIGNING_SECRET[_FILE]. Without it, BURSAR_SLACK_APP_TOKEN[_FILE] selects Socket Mode")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", 10*time.Second, "leader lease lifetime: a standby takes over this long after the leader dies")
 	return cmd
 }
@@ -118,12 +126,22 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		if err != nil {
 			return err
 		}
-		svc, err := arbiter.New(cctx, arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log, Registry: reg,
-			Identity: o.identity, LeaseTTL: o.leaseTTL})
+		budgets, err := startBudgets(ctx, &group, cfg, js, o.slackListen, log)
 		if err != nil {
 			return err
 		}
-		addContext(&group, ctx, svc.Run)
+		svc, err := arbiter.New(cctx, arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log, Registry: reg,
+			Identity: o.identity, LeaseTTL: o.leaseTTL, Gate: budgets, Caps: budgets})
+		if err != nil {
+			return err
+		}
+		budgets.Attach(svc)
+		addContext(&group, ctx, func(ctx context.Context) error {
+			if err := budgets.Ready(ctx); err != nil {
+				return err
+			}
+			return svc.Run(ctx)
+		})
 	}
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
@@ -193,4 +211,102 @@ func splitListen(addr string) (string, int, error) {
 		return "", 0, fmt.Errorf("--listen %q: bad port", addr)
 	}
 	return host, port, nil
+}
+
+// startBudgets builds the arbiter's budgets and their Slack approvals, and adds to the group what
+// must run beside them: the budgets themselves, the timeout sweep and, with Slack, the endpoint
+// or Socket Mode connection that receives the clicks. Slack's secrets come from the environment
+// only. Without Slack, budgets still apply; held actions wait for their timeout and are rejected.
+func startBudgets(ctx context.Context, g *run.Group, cfg *fleetfile.Config, js jetstream.JetStream, listen string,
+	log *slog.Logger) (*arbiter.Budgets, error) {
+	sc, err := slack.ConfigFromEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	pub := bus.NewPublisher(js)
+	now := func() time.Time { return time.Now().UTC() }
+	var api chat = offlineChat{}
+	var onAlert func(context.Context, *events.BudgetAlert)
+	if sc.Enabled() {
+		if err := sc.Check(listen == ""); err != nil {
+			return nil, fmt.Errorf("%w (or pass --slack-listen for an HTTP endpoint)", err)
+		}
+		client, _ := sc.Client()
+		api = client
+		notifier := slack.NewNotifier(client, sc.Channel, log)
+		onAlert = func(ctx context.Context, a *events.BudgetAlert) {
+			if _, err := notifier.Post(ctx, slack.BudgetCrossed{BudgetAlert: a}); err != nil {
+				log.Warn("posting a budget alert to slack", "policy", a.Policy, "err", err)
+			}
+		}
+	} else {
+		log.Warn("no Slack configured (BURSAR_SLACK_BOT_TOKEN_FILE, BURSAR_SLACK_CHANNEL): budgets apply, " +
+			"but nobody can be asked to approve; actions held for approval are rejected when their timeout passes")
+	}
+	approvals := slack.NewApprovals(api, sc.Channel, pub, now, log)
+	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: cfg, JS: js, Asker: approvals, Log: log, OnAlert: onAlert})
+	approvals.OnDecision = b.Decided
+	addContext(g, ctx, b.Run)
+	addContext(g, ctx, func(ctx context.Context) error { return approvals.Run(ctx, 30*time.Second) })
+	switch {
+	case !sc.Enabled():
+	case listen != "":
+		h := slack.NewInteractionHandler(slack.NewVerifier(sc.SigningSecret, time.Now), approvals, log)
+		addContext(g, ctx, func(ctx context.Context) error { return serveInteractions(ctx, listen, h, log) })
+	default:
+		_, socket := sc.Client()
+		addContext(g, ctx, func(ctx context.Context) error { return slack.RunSocketMode(ctx, socket, approvals, log) })
+	}
+	return b, nil
+}
+
+// serveInteractions serves Slack's interaction endpoint until ctx ends.
+func serveInteractions(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/slack/interactions", h)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--slack-listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("slack interactions endpoint is up", "url", "http://"+ln.Addr().String()+"/slack/interactions")
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("slack interactions endpoint: %w", err)
+	}
+	return nil
+}
+
+// chat is the part of Slack's Web API the approvals use.
+type chat interface {
+	PostMessageContext(ctx context.Context, channelID string, options ...slackapi.MsgOption) (string, string, error)
+	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slackapi.MsgOption) (string, string, string, error)
+	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slackapi.MsgOption) (string, error)
+	GetUserGroupMembersContext(ctx context.Context, group string, options ...slackapi.GetUserGroupMembersOption) ([]string, error)
+}
+
+// offlineChat stands in for Slack when none is configured: requests are "posted" nowhere, so
+// they stay pending until the sweep rejects them at their timeout, and the audit events are
+// still published.
+type offlineChat struct{}
+
+func (offlineChat) PostMessageContext(context.Context, string, ...slackapi.MsgOption) (string, string, error) {
+	return "", "offline", nil
+}
+
+func (offlineChat) UpdateMessageContext(context.Context, string, string, ...slackapi.MsgOption) (string, string, string, error) {
+	return "", "", "", nil
+}
+
+func (offlineChat) PostEphemeralContext(context.Context, string, string, ...slackapi.MsgOption) (string, error) {
+	return "", nil
+}
+
+func (offlineChat) GetUserGroupMembersContext(context.Context, string, ...slackapi.GetUserGroupMembersOption) ([]string, error) {
+	return nil, nil
 }
