@@ -146,14 +146,7 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg) {
 // deadLetter copies m to DLQ with its subject and the reason, then terminates it. If the copy
 // cannot be stored, m is redelivered later instead: nothing is lost.
 func (c *Consumer) deadLetter(ctx context.Context, m jetstream.Msg, reason string) {
-	dead := &nats.Msg{Subject: dlqPrefix + m.Subject(), Data: m.Data(), Header: nats.Header{}}
-	dead.Header.Set(HeaderOriginalSubject, m.Subject())
-	dead.Header.Set(HeaderReason, reason)
-	dead.Header.Set(HeaderStream, c.spec.Stream)
-	var opts []jetstream.PublishOpt
-	if md, err := m.Metadata(); err == nil {
-		opts = append(opts, jetstream.WithMsgID(fmt.Sprintf("dlq:%s:%d", md.Stream, md.Sequence.Stream)))
-	}
+	dead, opts := DeadLetter(m, c.spec.Stream, reason)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := c.js.PublishMsg(pctx, dead, opts...); err != nil {
@@ -171,4 +164,18 @@ func deliveries(m jetstream.Msg) uint64 {
 		return 1
 	}
 	return md.NumDelivered
+}
+
+// DeadLetter builds the DLQ copy of m: the original subject, stream and reason in headers, and a
+// message id from m's stream sequence, so a copy stored twice (a retry, a redelivery) is kept once.
+func DeadLetter(m jetstream.Msg, stream, reason string) (*nats.Msg, []jetstream.PublishOpt) {
+	dead := &nats.Msg{Subject: dlqPrefix + m.Subject(), Data: m.Data(), Header: nats.Header{}}
+	dead.Header.Set(HeaderOriginalSubject, m.Subject())
+	dead.Header.Set(HeaderReason, reason)
+	dead.Header.Set(HeaderStream, stream)
+	var opts []jetstream.PublishOpt
+	if md, err := m.Metadata(); err == nil {
+		opts = append(opts, jetstream.WithMsgID(fmt.Sprintf("dlq:%s:%d", md.Stream, md.Sequence.Stream)))
+	}
+	return dead, opts
 }

@@ -135,14 +135,14 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 	l.delivered++
 	t, ok := typeOf(m.Subject())
 	if !ok {
-		return l.deadLetter(ctx, m, md, "no event type is published on this subject")
+		return l.deadLetter(ctx, m, "no event type is published on this subject")
 	}
 	e, err := l.dec.decode(t, m.Data())
 	if err == nil && e.EventType() != t {
 		err = fmt.Errorf("a %s event on a %s subject", e.EventType(), t)
 	}
 	if err != nil {
-		return l.deadLetter(ctx, m, md, "decode: "+err.Error())
+		return l.deadLetter(ctx, m, "decode: "+err.Error())
 	}
 	x := l.series.extra(e)
 	r := b.rows[t]
@@ -151,7 +151,7 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 		b.rows[t] = r
 	}
 	if err := encode(r, e, &x); err != nil {
-		return l.deadLetter(ctx, m, md, "store: "+err.Error())
+		return l.deadLetter(ctx, m, "store: "+err.Error())
 	}
 	b.count[t]++
 	return nil
@@ -159,14 +159,10 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 
 // deadLetter copies m to DLQ with bus's headers, retrying until it is stored: a message is
 // never dropped without a trace.
-func (l *loop) deadLetter(ctx context.Context, m jetstream.Msg, md *jetstream.MsgMetadata, reason string) error {
-	dead := &nats.Msg{Subject: "bursar.dlq." + m.Subject(), Data: m.Data(), Header: nats.Header{}}
-	dead.Header.Set(bus.HeaderOriginalSubject, m.Subject())
-	dead.Header.Set(bus.HeaderReason, reason)
-	dead.Header.Set(bus.HeaderStream, l.stream)
-	id := fmt.Sprintf("dlq:%s:%d", md.Stream, md.Sequence.Stream)
+func (l *loop) deadLetter(ctx context.Context, m jetstream.Msg, reason string) error {
+	dead, opts := bus.DeadLetter(m, l.stream, reason)
 	err := l.retry(ctx, "storing a dead message in DLQ", func(ctx context.Context) error {
-		_, err := l.r.js.PublishMsg(ctx, dead, jetstream.WithMsgID(id))
+		_, err := l.r.js.PublishMsg(ctx, dead, opts...)
 		return err
 	})
 	if err == nil {
