@@ -5,12 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/events/eventstest"
 )
 
 // fakeReader returns fixed stats and an optional error.
@@ -25,23 +25,7 @@ func (f *fakeReader) Read(context.Context) ([]Stat, error) { f.reads.Add(1); ret
 func (f *fakeReader) Close() error                         { f.closed.Store(true); return nil }
 
 // recorder is a Publisher that keeps the samples it was given.
-type recorder struct {
-	mu  sync.Mutex
-	got []*events.GPUSample
-}
-
-func (r *recorder) Publish(_ context.Context, e events.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.got = append(r.got, e.(*events.GPUSample))
-	return nil
-}
-
-func (r *recorder) samples() []*events.GPUSample {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*events.GPUSample(nil), r.got...)
-}
+type recorder = eventstest.Publisher[*events.GPUSample]
 
 // countingHandler counts log records at or above Warn.
 type countingHandler struct {
@@ -91,7 +75,7 @@ func TestCollectPublishesOneSamplePerGPU(t *testing.T) {
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("Collect() error = %v, want %q", err, tt.wantErr)
 			}
-			got := pub.samples()
+			got := pub.Events()
 			if n != len(tt.wantUUIDs) || len(got) != len(tt.wantUUIDs) {
 				t.Fatalf("published %d (reported %d), want %d", len(got), n, len(tt.wantUUIDs))
 			}
@@ -144,8 +128,8 @@ func TestRunSamplesUntilCancelled(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !r.closed.Load() || len(pub.samples()) < 3 {
-		t.Fatalf("closed=%v after %d samples, want closed after >= 3", r.closed.Load(), len(pub.samples()))
+	if !r.closed.Load() || len(pub.Events()) < 3 {
+		t.Fatalf("closed=%v after %d samples, want closed after >= 3", r.closed.Load(), len(pub.Events()))
 	}
 }
 

@@ -138,7 +138,7 @@ func TestRealNVML(t *testing.T) {
 	if _, err := c.Collect(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := json.MarshalIndent(map[string]any{"stats": stats, "samples": pub.samples()}, "", "  ")
+	out, _ := json.MarshalIndent(map[string]any{"stats": stats, "samples": pub.Events()}, "", "  ")
 	t.Logf("real NVML:\n%s", out)
 	if len(stats) == 0 {
 		t.Fatal("NVML opened but reported no GPUs")

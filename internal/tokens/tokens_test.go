@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/events/eventstest"
 )
 
 // fakeServer serves a metrics page that a test can swap, fail or slow down.
@@ -62,31 +63,8 @@ func (f *fakeServer) hitCount() int {
 	return f.hits
 }
 
-// recorder is a Publisher that keeps samples and fails while fail is set.
-type recorder struct {
-	mu   sync.Mutex
-	got  []*events.TokensSample
-	fail error
-}
-
-func (r *recorder) Publish(_ context.Context, e events.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.fail != nil {
-		return r.fail
-	}
-	if err := events.Validate(events.Stamp(e)); err != nil {
-		return err
-	}
-	r.got = append(r.got, e.(*events.TokensSample))
-	return nil
-}
-
-func (r *recorder) samples() []*events.TokensSample {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*events.TokensSample(nil), r.got...)
-}
+// recorder is a Publisher that keeps samples and fails while a failure is set.
+type recorder = eventstest.Publisher[*events.TokensSample]
 
 // page is a vLLM page with the given totals.
 func page(prompt, gen, reqs int) []byte {
@@ -131,7 +109,7 @@ func TestScrapeDetectsCounterResets(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := pub.samples()
+			got := pub.Events()
 			for i, e := range got {
 				if e.Reset != tt.wantReset[i] {
 					t.Errorf("sample %d reset = %v, want %v", i, e.Reset, tt.wantReset[i])
@@ -154,15 +132,11 @@ func TestScrapeKeepsTheResetWhenAPublishFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(func(f *fakeServer) { f.page = page(1, 1, 0) })
-	pub.mu.Lock()
-	pub.fail = errors.New("nats: timeout")
-	pub.mu.Unlock()
+	pub.SetFail(errors.New("nats: timeout"))
 	if _, err := s.Scrape(context.Background(), 0); err == nil {
 		t.Fatal("Scrape() hid a failed publish")
 	}
-	pub.mu.Lock()
-	pub.fail = nil
-	pub.mu.Unlock()
+	pub.SetFail(nil)
 	e, err := s.Scrape(context.Background(), 0)
 	if err != nil || !e.Reset {
 		t.Fatalf("Scrape() = %+v, %v; want the reset reported after the failed publish", e, err)
@@ -194,7 +168,7 @@ func TestScrapeReportsABadEndpoint(t *testing.T) {
 			if strings.Contains(err.Error(), "hunter2") {
 				t.Fatalf("error leaks the password: %v", err)
 			}
-			if len(pub.samples()) != 0 {
+			if len(pub.Events()) != 0 {
 				t.Fatal("published a sample from a bad endpoint")
 			}
 		})
@@ -222,7 +196,7 @@ func TestRunScrapesEveryTargetUntilCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	servers := map[string]bool{}
-	for _, e := range pub.samples() {
+	for _, e := range pub.Events() {
 		servers[e.Server] = true
 	}
 	if !servers["vllm"] || !servers["tgi"] {
