@@ -11,12 +11,14 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
-// place starts from nothing: prices for two spot zones and on-demand, a plan, and launches that
-// become ready.
-func place(ctx context.Context, t *testing.T, h *harness, r *running) {
+// place starts from nothing: prices for two spot zones and on-demand are on the bus before the
+// arbiter starts (it plans only once it has read them), then a plan, and launches that become
+// ready. start starts the arbiter and returns once it leads.
+func place(ctx context.Context, t *testing.T, h *harness, start func() *running) *running {
 	t.Helper()
 	ids := []string{h.price("us-east-1a", events.Spot, 1.0), h.price("us-east-1b", events.Spot, 1.1),
 		h.price("us-east-1a", events.OnDemand, 3.0)}
+	r := start()
 	eventually(t, "the arbiter leads", r.Leading)
 	eventually(t, "the prices are folded", func() bool {
 		return r.KnowsPrice(ids[0], 1.0) && r.KnowsPrice(ids[1], 1.1) && r.KnowsPrice(ids[2], 3.0)
@@ -25,8 +27,12 @@ func place(ctx context.Context, t *testing.T, h *harness, r *running) {
 	h.clock.Advance(31 * time.Second)
 	h.settle(ctx, r)
 	if n := ready(h); n != 2 {
+		for _, c := range h.sim.Calls() {
+			t.Logf("call %s %s %s %s n=%d %s", c.ActionID[:8], c.Kind, c.Reason, c.Group, c.Replicas, c.Offer)
+		}
 		t.Fatalf("%d replicas ready after placement, want 2", n)
 	}
+	return r
 }
 
 // isReplacement says whether a call launches a replacement for a reclaimed replica: on spot, or
@@ -48,8 +54,7 @@ func ready(h *harness) int {
 func TestReclaimIsReplacedBeforeTheReplicaIsGone(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, fleetYAML)
-	r := h.start("a1", nil)
-	place(ctx, t, h, r)
+	r := place(ctx, t, h, func() *running { return h.start("a1", nil) })
 
 	notice, ok := h.sim.Reclaim("a", 2*time.Minute)
 	if !ok {
@@ -223,10 +228,13 @@ func TestStandbyTakesOverAndNothingIsAppliedTwice(t *testing.T) {
 	fast := func(o *arbiter.Options) {
 		o.Interval, o.ReportEvery, o.Debounce = 20*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond
 	}
-	leader := h.start("leader", fast)
-	eventually(t, "the first arbiter leads", leader.Leading)
-	standby := h.start("standby", fast)
-	place(ctx, t, h, leader)
+	var standby *running
+	leader := place(ctx, t, h, func() *running {
+		r := h.start("leader", fast)
+		eventually(t, "the first arbiter leads", r.Leading)
+		standby = h.start("standby", fast)
+		return r
+	})
 	if standby.Leading() {
 		t.Fatal("two arbiters lead at once")
 	}

@@ -3,6 +3,7 @@ package arbiter
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,7 +16,8 @@ import (
 // reads everything for itself, from a lookback window, so a standby's view is as warm as the
 // leader's; the durable consumers with a dead-letter queue belong to parts that must process each
 // message once, like the recorder. Reclaims have a consumer of their own so they never queue
-// behind a burst of prices.
+// behind a burst of prices. Each input counts as caught up once its backlog is folded (or was
+// empty); the last one to catch up wakes the loop for a first plan.
 func (s *Service) follow(ctx context.Context) error {
 	now := time.Now()
 	specs := []struct {
@@ -28,16 +30,30 @@ func (s *Service) follow(ctx context.Context) error {
 		{bus.Telemetry, "bursar.gpu.>", s.o.TelemetryLookback},
 		{bus.Fleet, "bursar.fleet.>", s.o.TelemetryLookback},
 	}
+	s.behind.Store(int32(len(specs)))
 	for _, sp := range specs {
+		caught := sync.OnceFunc(func() {
+			if s.behind.Add(-1) == 0 {
+				signal(s.urgent)
+			}
+		})
 		start := now.Add(-sp.lookback)
 		cons, err := s.o.JS.OrderedConsumer(ctx, sp.stream, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{sp.subject}, DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
 		if err != nil {
 			return fmt.Errorf("following %s on %s: %w", sp.subject, sp.stream, err)
 		}
-		cc, err := cons.Consume(s.fold)
+		cc, err := cons.Consume(func(m jetstream.Msg) {
+			s.fold(m)
+			if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
+				caught()
+			}
+		})
 		if err != nil {
 			return fmt.Errorf("following %s on %s: %w", sp.subject, sp.stream, err)
+		}
+		if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+			caught()
 		}
 		go func() { <-ctx.Done(); cc.Stop() }()
 	}

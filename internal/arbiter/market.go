@@ -21,6 +21,9 @@ type market struct {
 	history  map[string][]placement.Observation // by offer, added by the leader on reclaims
 	notices  map[string]notice                  // by event id
 	observed map[actuate.Group]actuate.Observed
+	// observedAt is when each group was last observed: a report read back from the bus may
+	// arrive after a newer one the leader folded directly, and must not undo it.
+	observedAt map[actuate.Group]time.Time
 	instance map[string]actuate.Group // instance or node name → group running there
 	rates    map[string]*rate         // tokens.sample series by location/workload/replica
 	util     map[string]gpuUtil       // gpu.sample by location/node/uuid
@@ -51,7 +54,7 @@ type gpuUtil struct {
 
 func newMarket(cfg *fleet.Config) *market {
 	return &market{cfg: cfg, offers: map[string]*placement.Offer{}, history: map[string][]placement.Observation{},
-		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{},
+		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{}, observedAt: map[actuate.Group]time.Time{},
 		instance: map[string]actuate.Group{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
 }
 
@@ -94,14 +97,19 @@ func (m *market) reclaim(e *events.CapacityReclaimed, received time.Time) {
 // replicaState folds a report of what runs.
 func (m *market) replicaState(e *events.ReplicaState) {
 	m.observe([]actuate.Observed{{Group: actuate.Group{Workload: e.Workload, Location: e.Location, Market: e.Market},
-		Offer: e.Offer, Desired: e.Desired, Ready: e.Ready}})
+		Offer: e.Offer, Desired: e.Desired, Ready: e.Ready}}, e.At)
 }
 
-// observe folds actuator reports; instance names, when given, index where each group runs.
-func (m *market) observe(obs []actuate.Observed) {
+// observe folds actuator reports made at a time; instance names, when given, index where each
+// group runs. A report older than the one held for a group is ignored.
+func (m *market) observe(obs []actuate.Observed, at time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, o := range obs {
+		if at.Before(m.observedAt[o.Group]) {
+			continue
+		}
+		m.observedAt[o.Group] = at
 		if o.Instances == nil {
 			o.Instances = m.observed[o.Group].Instances
 		}

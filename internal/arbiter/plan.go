@@ -20,6 +20,10 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 	if !s.Leading() {
 		return
 	}
+	if n := s.behind.Load(); n > 0 {
+		s.log.Debug("not planning yet: still reading the backlog", "inputs_behind", n)
+		return
+	}
 	start := time.Now()
 	caps, err := s.o.Caps.Caps(ctx)
 	if err != nil {

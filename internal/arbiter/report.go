@@ -36,8 +36,8 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 	if err != nil {
 		s.log.Warn("observing the fleet", "err", err)
 	}
-	s.mk.observe(obs)
 	now := s.o.Clock.Now()
+	s.mk.observe(obs, now)
 	prices := s.prices()
 	for _, o := range obs {
 		e := &events.ReplicaState{Meta: events.Meta{At: now}, Workload: o.Workload, Location: o.Location,

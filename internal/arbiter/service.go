@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -105,6 +106,9 @@ type Service struct {
 	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce.
 	urgent  chan struct{}
 	changed chan struct{}
+	// behind counts the inputs whose backlog is not folded yet. A leader plans only at 0, so a
+	// fresh arbiter never acts on half a market.
+	behind atomic.Int32
 
 	mu      sync.Mutex // guards the books while leading
 	books   map[string]*Book

@@ -1,0 +1,28 @@
+package arbiter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// A replica.state read back from the bus can arrive after a newer report the leader folded
+// directly; it must not turn ready replicas back into launching ones.
+func TestOlderReportDoesNotUndoNewer(t *testing.T) {
+	m := newMarket(nil)
+	g := actuate.Group{Workload: "svc", Location: "a", Market: events.Spot}
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	m.observe([]actuate.Observed{{Group: g, Desired: 2, Ready: 2}}, t0.Add(31*time.Second))
+	m.replicaState(&events.ReplicaState{Meta: events.Meta{At: t0}, Workload: "svc", Location: "a",
+		Market: events.Spot, Desired: 2, Ready: 0})
+	if got := m.observed[g].Ready; got != 2 {
+		t.Fatalf("ready = %d after an older report, want 2 (the newer one)", got)
+	}
+	m.replicaState(&events.ReplicaState{Meta: events.Meta{At: t0.Add(time.Minute)}, Workload: "svc", Location: "a",
+		Market: events.Spot, Desired: 2, Ready: 1})
+	if got := m.observed[g].Ready; got != 1 {
+		t.Fatalf("ready = %d after a newer report, want 1", got)
+	}
+}
