@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"time"
 
@@ -82,17 +81,4 @@ func Connect(ctx context.Context, rawURL, name string, log *slog.Logger) (*nats.
 		return nil, nil, fmt.Errorf("opening JetStream at %s: %w", Redact(rawURL), err)
 	}
 	return nc, js, nil
-}
-
-// Redact removes any password or token from a NATS URL (or a comma-separated list of them).
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if err != nil {
-			return "(unparseable URL)"
-		}
-		return raw
-	}
-	u.User = url.User("REDACTED")
-	return u.String()
 }
