@@ -12,6 +12,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/redact"
 )
 
 // EventBridge detail-types the watcher turns into notices.
@@ -100,7 +101,7 @@ func NewEventBridgeWatcher(cfg AWSEventBridgeConfig, q SQSAPI, d Deps) *EventBri
 
 // Run receives messages until ctx is cancelled, backing off after failed receives.
 func (w *EventBridgeWatcher) Run(ctx context.Context) error {
-	w.d.Logger.Info("aws eventbridge reclaim watcher started", "queue", w.cfg.QueueURL)
+	w.d.Logger.Info("aws eventbridge reclaim watcher started", "queue", redact.URL(w.cfg.QueueURL))
 	h := health{log: w.d.Logger, what: "aws_eventbridge"}
 	for ctx.Err() == nil {
 		if err := w.Poll(ctx); err != nil && ctx.Err() == nil {
@@ -120,7 +121,7 @@ func (w *EventBridgeWatcher) Poll(ctx context.Context) error {
 		WaitTimeSeconds:     int32(w.cfg.WaitTime / time.Second),
 	})
 	if err != nil {
-		return fmt.Errorf("receiving from %s: %w", w.cfg.QueueURL, err)
+		return fmt.Errorf("receiving from %s: %w", redact.URL(w.cfg.QueueURL), redact.Error(err))
 	}
 	var errs []error
 	for _, m := range out.Messages {
@@ -147,7 +148,7 @@ func (w *EventBridgeWatcher) handle(ctx context.Context, id, body string, receip
 	_, err = w.q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(w.cfg.QueueURL),
 		ReceiptHandle: receipt})
 	if err != nil {
-		return fmt.Errorf("deleting message %s from %s: %w", id, w.cfg.QueueURL, err)
+		return fmt.Errorf("deleting message %s from %s: %w", id, redact.URL(w.cfg.QueueURL), redact.Error(err))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/redact"
 )
 
 // AWS instance metadata paths (IMDSv2), from the AWS spot interruption docs.
@@ -96,7 +97,7 @@ func NewAWSIMDSWatcher(cfg AWSIMDSConfig, d Deps) *AWSIMDSWatcher {
 // Run polls every interval until ctx is cancelled; the first successful poll also discovers
 // the instance.
 func (w *AWSIMDSWatcher) Run(ctx context.Context) error {
-	w.d.Logger.Info("aws imds reclaim watcher started", "endpoint", w.cfg.Endpoint, "interval", w.cfg.Interval)
+	w.d.Logger.Info("aws imds reclaim watcher started", "endpoint", redact.URL(w.cfg.Endpoint), "interval", w.cfg.Interval)
 	return every(ctx, w.cfg.Interval, w.d.Logger, "aws_imds", w.Poll)
 }
 
@@ -214,7 +215,7 @@ func (w *AWSIMDSWatcher) sessionToken(ctx context.Context) (string, error) {
 	}
 	tok = strings.TrimSpace(string(r.body))
 	if tok == "" {
-		return "", fmt.Errorf("getting an IMDSv2 session token: empty token from %s", w.cfg.Endpoint)
+		return "", fmt.Errorf("getting an IMDSv2 session token: empty token from %s", redact.URL(w.cfg.Endpoint))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/redact"
 )
 
 const (
@@ -103,7 +104,7 @@ func NewAzureWatcher(cfg AzureEventsConfig, d Deps) *AzureWatcher {
 
 // Run polls every interval until ctx is cancelled.
 func (w *AzureWatcher) Run(ctx context.Context) error {
-	w.d.Logger.Info("azure scheduled events reclaim watcher started", "endpoint", w.cfg.Endpoint)
+	w.d.Logger.Info("azure scheduled events reclaim watcher started", "endpoint", redact.URL(w.cfg.Endpoint))
 	return every(ctx, w.cfg.Interval, w.d.Logger, "azure_scheduled_events", w.Poll)
 }
 
@@ -195,7 +196,7 @@ func (w *AzureWatcher) discover(ctx context.Context) error {
 		*f.field = strings.TrimSpace(string(r.body))
 	}
 	if p.Instance == "" || p.Region == "" {
-		return fmt.Errorf("discovering vm: empty name or location from %s", w.cfg.Endpoint)
+		return fmt.Errorf("discovering vm: empty name or location from %s", redact.URL(w.cfg.Endpoint))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

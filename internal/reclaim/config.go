@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/bursar-dev/bursar/internal/redact"
 )
 
 // Config declares which reclaim watchers run on this collector. It sits under `watchers:` in
@@ -140,7 +142,7 @@ func checkURL(field, s string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &FieldError{field, fmt.Sprintf("must be an http(s) URL, got %q", s)}
+		return &FieldError{field, fmt.Sprintf("must be an http(s) URL, got %q", redact.URL(s))}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/redact"
 )
 
 // gcpItem is one metadata value the GCP watcher long-polls.
@@ -72,7 +73,7 @@ func NewGCPWatcher(cfg GCPMetadataConfig, d Deps) *GCPWatcher {
 
 // Run watches both values side by side until ctx is cancelled.
 func (w *GCPWatcher) Run(ctx context.Context) error {
-	w.d.Logger.Info("gcp metadata reclaim watcher started", "endpoint", w.cfg.Endpoint)
+	w.d.Logger.Info("gcp metadata reclaim watcher started", "endpoint", redact.URL(w.cfg.Endpoint))
 	var wg sync.WaitGroup
 	for _, item := range []gcpItem{gcpPreempted, gcpMaintenance} {
 		wg.Go(func() { w.watch(ctx, item) })
@@ -161,7 +162,7 @@ func (w *GCPWatcher) discover(ctx context.Context) error {
 		p.Zone, p.Region = orDefault(p.Zone, zone), orDefault(p.Region, region)
 	}
 	if p.Instance == "" || p.Region == "" {
-		return fmt.Errorf("discovering instance: empty id or zone from %s", w.cfg.Endpoint)
+		return fmt.Errorf("discovering instance: empty id or zone from %s", redact.URL(w.cfg.Endpoint))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -192,7 +193,7 @@ func (w *GCPWatcher) get(ctx context.Context, path string, q url.Values, timeout
 		return r, err
 	}
 	if r.header.Get("Metadata-Flavor") != "Google" {
-		return response{}, fmt.Errorf("%s did not answer as a GCP metadata server (no Metadata-Flavor: Google)", u)
+		return response{}, fmt.Errorf("%s did not answer as a GCP metadata server (no Metadata-Flavor: Google)", redact.URL(u))
 	}
 	return r, nil
 }

@@ -167,7 +167,7 @@ type Placement struct {
 
 // errStatus is an unexpected HTTP status from a metadata service.
 type errStatus struct {
-	url  string
+	url  string // redacted
 	code int
 }
 
