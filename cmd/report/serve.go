@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slack-go/slack"
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/report"
+	islack "github.com/bursar-dev/bursar/internal/slack"
 )
 
 // newServeCmd is `report serve`: named reports on a cron schedule, posted to Slack.
@@ -75,23 +75,17 @@ chat:write and files:write. --once runs the reports now and prints them instead 
 	return cmd
 }
 
-// slackFromEnv builds the poster from BURSAR_SLACK_* variables; secrets never come from flags.
-func slackFromEnv() (*report.SlackPoster, error) {
-	channel := os.Getenv("BURSAR_SLACK_CHANNEL")
-	token := strings.TrimSpace(os.Getenv("BURSAR_SLACK_BOT_TOKEN"))
-	if path := os.Getenv("BURSAR_SLACK_BOT_TOKEN_FILE"); path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("reading BURSAR_SLACK_BOT_TOKEN_FILE: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
+// slackFromEnv builds the poster from the BURSAR_SLACK_* variables internal/slack reads (secrets
+// never come from flags). BURSAR_SLACK_API_URL points it at a stand-in for slack.com/api.
+func slackFromEnv() (*islack.ReportPoster, error) {
+	cfg, err := islack.ConfigFromEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
 	}
-	if channel == "" || token == "" {
-		return nil, fmt.Errorf("report serve posts to Slack: set BURSAR_SLACK_CHANNEL and BURSAR_SLACK_BOT_TOKEN (or _FILE), or use --once to print")
+	cfg.APIURL = os.Getenv("BURSAR_SLACK_API_URL")
+	p, err := islack.NewReportPoster(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("report serve posts to Slack: %w; or use --once to print", err)
 	}
-	var opts []slack.Option
-	if u := os.Getenv("BURSAR_SLACK_API_URL"); u != "" {
-		opts = append(opts, slack.OptionAPIURL(u))
-	}
-	return report.NewSlackPoster(token, channel, opts...), nil
+	return p, nil
 }

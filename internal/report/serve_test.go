@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
+	islack "github.com/bursar-dev/bursar/internal/slack"
 )
 
 // fakeSlack is a local stand-in for slack.com/api speaking its wire format for the calls a
@@ -116,9 +116,16 @@ func TestServeOncePrints(t *testing.T) {
 func TestServePostsToSlackWithTheChart(t *testing.T) {
 	fake := newFakeSlack(t)
 	s := scheduler(t, "cost", "reclaims")
-	s.Poster = NewSlackPoster("xoxb-test", "C0REPORTS", slack.OptionAPIURL(fake.URL+"/"))
+	poster, err := islack.NewReportPoster(islack.Config{BotToken: "xoxb-test", Channel: "C0REPORTS", APIURL: fake.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Poster = poster
 	if err := s.Once(ctxT(t), at("12:30")); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := islack.NewReportPoster(islack.Config{BotToken: "xoxb-test"}); err == nil || !strings.Contains(err.Error(), "BURSAR_SLACK_CHANNEL") {
+		t.Errorf("a poster without a channel: %v", err)
 	}
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
@@ -136,7 +143,10 @@ func TestServePostsToSlackWithTheChart(t *testing.T) {
 		t.Errorf("messages = %q", fake.messages)
 	}
 
-	bad := NewSlackPoster("xoxb-wrong", "C0REPORTS", slack.OptionAPIURL(fake.URL+"/"))
+	bad, err := islack.NewReportPoster(islack.Config{BotToken: "xoxb-wrong", Channel: "C0REPORTS", APIURL: fake.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := bad.Post(ctxT(t), "t", "x", nil); err == nil || !strings.Contains(err.Error(), "invalid_auth") {
 		t.Errorf("bad token: %v", err)
 	}
