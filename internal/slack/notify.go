@@ -90,7 +90,9 @@ func escape(s string) string {
 // ReclaimHandled says a reclaimed replica was replaced: where, by what, and how long it took.
 type ReclaimHandled struct {
 	Workload    string
+	Provider    string
 	Location    string
+	Zone        string
 	Instance    string
 	Kind        events.ReclaimKind
 	NoticeAt    time.Time
@@ -113,10 +115,58 @@ func (r ReclaimHandled) Blocks() []slack.Block {
 	return []slack.Block{
 		header("Reclaim handled: " + r.Workload),
 		fields("Reclaimed", fmt.Sprintf("%s (%s) at %s", escape(r.Instance), r.Kind, escape(r.Location)),
+			"Where", where(r.Provider, r.Location, r.Zone),
 			"Replacement", escape(r.Replacement),
 			"Time taken", fmt.Sprintf("%s, %s %s", took, r.Deadline.Sub(r.ReadyAt).Abs().Round(time.Second), margin),
+			"Notice given", r.Deadline.Sub(r.NoticeAt).Round(time.Second).String(),
 			"Notice", when(r.NoticeAt)),
 	}
+}
+
+// ReclaimMissed says a reclaim's deadline passed with no replacement ready: capacity was lost.
+type ReclaimMissed struct {
+	Workload    string // the workload whose replacement was launched, or those that ran there
+	Provider    string
+	Location    string
+	Zone        string
+	Instance    string
+	Kind        events.ReclaimKind
+	NoticeAt    time.Time
+	Deadline    time.Time
+	Replacement string // location/offer of a replacement launched but not ready; empty if none
+}
+
+func (r ReclaimMissed) Text() string {
+	return fmt.Sprintf("Reclaim not handled in time: %s at %s lost %s with no replacement ready", r.Workload,
+		r.Location, r.Instance)
+}
+
+func (r ReclaimMissed) Blocks() []slack.Block {
+	repl := "none launched"
+	if r.Replacement != "" {
+		repl = escape(r.Replacement) + " (launched, not ready)"
+	}
+	return []slack.Block{
+		header("Reclaim not handled in time: " + r.Workload),
+		fields("Reclaimed", fmt.Sprintf("%s (%s) at %s", escape(r.Instance), r.Kind, escape(r.Location)),
+			"Where", where(r.Provider, r.Location, r.Zone),
+			"Replacement", repl,
+			"Notice given", r.Deadline.Sub(r.NoticeAt).Round(time.Second).String(),
+			"Deadline", when(r.Deadline)),
+		note("Check `arbiter status` and the action.updated events of the workload: a replacement may be held for " +
+			"approval, blocked by a budget, or short of capacity"),
+	}
+}
+
+// where names a place as provider, location and zone, leaving out what is unknown.
+func where(provider, location, zone string) string {
+	var parts []string
+	for _, p := range []string{provider, location, zone} {
+		if p != "" {
+			parts = append(parts, escape(p))
+		}
+	}
+	return strings.Join(parts, " / ")
 }
 
 // BudgetCrossed is a budget.alert event as a Slack alert.
@@ -191,5 +241,28 @@ func (s SourceStale) Blocks() []slack.Block {
 	if s.Detail != "" {
 		bs = append(bs, section(escape(s.Detail)))
 	}
-	return append(bs, note("Plans keep using the last prices seen; check the collector's logs and /metrics"))
+	return append(bs, note("Plans keep using the last data seen; check the collector's logs and /metrics"))
+}
+
+// SourceBack says a source that was stale reports again.
+type SourceBack struct {
+	Source   string
+	LastSeen time.Time // its last report before the silence
+	BackAt   time.Time
+}
+
+func (s SourceBack) Text() string {
+	return fmt.Sprintf("Source back: %s reports again after %s", s.Source, s.BackAt.Sub(s.LastSeen).Round(time.Minute))
+}
+
+func (s SourceBack) Blocks() []slack.Block {
+	last := "never"
+	if !s.LastSeen.IsZero() {
+		last = when(s.LastSeen)
+	}
+	return []slack.Block{
+		header("Source back: " + s.Source),
+		fields("Back at", when(s.BackAt), "Silent since", last,
+			"Silent for", s.BackAt.Sub(s.LastSeen).Round(time.Minute).String()),
+	}
 }
