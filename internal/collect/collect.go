@@ -104,14 +104,14 @@ func (c *Collector) RunOnce(ctx context.Context, job Job, at time.Time, snapshot
 	name := job.Source.Name()
 	cat, err := c.fetch(ctx, job, at)
 	if err != nil {
-		c.failed(job, err)
+		c.failed(ctx, job, err)
 		return 0, err
 	}
 	c.metrics.success(name, at, cat)
 	n, err := c.publish(ctx, name, cat, snapshot)
 	c.metrics.addPublished(name, n)
 	if err != nil {
-		c.failed(job, err)
+		c.failed(ctx, job, err)
 		return n, err
 	}
 	c.mu.Lock()
@@ -159,8 +159,15 @@ func (c *Collector) publish(ctx context.Context, name string, cat pricing.Catalo
 	return n, nil
 }
 
-func (c *Collector) failed(job Job, err error) {
+// failed records a failed run: it counts toward staleness and the error metric, and is logged.
+// A run cut short because ctx ended is no failure of the source: the collector is stopping, and
+// counting it would raise an alert (or mark the source stale) on every deploy.
+func (c *Collector) failed(ctx context.Context, job Job, err error) {
 	name := job.Source.Name()
+	if ctx.Err() != nil {
+		c.log.Debug("price collection stopped by shutdown", "source", name, "err", err)
+		return
+	}
 	c.mu.Lock()
 	s := c.stateOf(name)
 	s.failures++

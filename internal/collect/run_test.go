@@ -1,12 +1,19 @@
 package collect
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/pricing"
@@ -154,4 +161,73 @@ func TestRunRejectsBadSchedules(t *testing.T) {
 	if err := c.Run(context.Background(), []Job{job}, "sometimes"); err == nil {
 		t.Error("bad snapshot schedule accepted")
 	}
+}
+
+// TestShutdownIsNotAFailure: a fetch cut short because the collector is stopping is logged at
+// debug and counts neither as a failed fetch nor toward staleness; an attempt that outlives its
+// own timeout while the collector runs still does.
+func TestShutdownIsNotAFailure(t *testing.T) {
+	tests := []struct {
+		name         string
+		timeout      time.Duration
+		shutdown     bool // the source sees the collector's context end mid-fetch
+		wantErrors   float64
+		wantStale    bool
+		wantWarnings int
+	}{
+		{name: "shutdown mid-fetch", shutdown: true},
+		{name: "attempt timeout", timeout: time.Second, wantErrors: 1, wantStale: true, wantWarnings: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				src := sourceFunc(func(fctx context.Context) (pricing.Catalog, error) {
+					if tt.shutdown {
+						cancel()
+					}
+					<-fctx.Done()
+					return pricing.Catalog{}, fmt.Errorf("GET prices: %w", fctx.Err())
+				})
+				var logs bytes.Buffer
+				log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+				c := New(nil, log, NewMetrics(prometheus.NewRegistry()))
+				job := Job{Source: src, Timeout: tt.timeout, StaleAfter: 1}
+				if _, err := c.RunOnce(ctx, job, t0, true); err == nil {
+					t.Fatal("RunOnce() = nil for a fetch that never finished")
+				}
+				if got := sumOf(t, c.metrics.errors); got != tt.wantErrors {
+					t.Errorf("errors metric = %v, want %v", got, tt.wantErrors)
+				}
+				if c.Stale(src.Name()) != tt.wantStale {
+					t.Errorf("stale = %v, want %v", c.Stale(src.Name()), tt.wantStale)
+				}
+				warnings := strings.Count(logs.String(), "level=WARN") + strings.Count(logs.String(), "level=ERROR")
+				if warnings != tt.wantWarnings {
+					t.Errorf("%d warnings or errors logged, want %d:\n%s", warnings, tt.wantWarnings, logs.String())
+				}
+				if tt.shutdown && !strings.Contains(logs.String(), "level=DEBUG") {
+					t.Errorf("the interrupted fetch was not logged at debug:\n%s", logs.String())
+				}
+			})
+		})
+	}
+}
+
+// sumOf adds up every series of a counter vector.
+func sumOf(t *testing.T, c prometheus.Collector) float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 64)
+	c.Collect(ch)
+	close(ch)
+	sum := 0.0
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		sum += pb.GetCounter().GetValue()
+	}
+	return sum
 }
