@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/redact"
 )
 
 // Hook is the webhook actuator of one location.
@@ -51,11 +52,12 @@ func Sign(secret []byte, ts string, body []byte) string {
 }
 
 // Verify checks a request's signature and that its timestamp is within maxAge of now; receivers
-// (and the tests) use it.
+// (and the tests) use it. ts, sig and body are the request's, so anything may be in them: ts
+// must be decimal Unix seconds and sig exactly what Sign writes (lowercase hex), or it fails.
 func Verify(secret []byte, ts, sig string, body []byte, now time.Time, maxAge time.Duration) error {
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return errors.New("bad Bursar-Timestamp")
+		return fmt.Errorf("Bursar-Timestamp %.40q is not a Unix time in seconds", ts)
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > maxAge || d < -maxAge {
 		return fmt.Errorf("timestamp %s is %v away from now", ts, d)
@@ -86,7 +88,7 @@ func (h *Hook) Scale(ctx context.Context, t actuate.Target) error {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("webhook %s: %w (last: %w)", h.URL, ctx.Err(), last)
+				return fmt.Errorf("webhook %s: %w (last: %w)", redact.URL(h.URL), ctx.Err(), last)
 			case <-time.After(wait):
 			}
 			wait *= 2
@@ -100,7 +102,7 @@ func (h *Hook) Scale(ctx context.Context, t actuate.Target) error {
 		}
 		last = err
 	}
-	return fmt.Errorf("webhook %s: gave up after %d attempts: %w", h.URL, retries+1, last)
+	return fmt.Errorf("webhook %s: gave up after %d attempts: %w", redact.URL(h.URL), retries+1, last)
 }
 
 func (h *Hook) post(ctx context.Context, id string, body []byte) (final bool, err error) {
@@ -109,9 +111,10 @@ func (h *Hook) post(ctx context.Context, id string, body []byte) (final bool, er
 		now = h.Now
 	}
 	ts := strconv.FormatInt(now().Unix(), 10)
+	where := redact.URL(h.URL) // a hook URL often carries a token
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
-		return true, fmt.Errorf("webhook %s: %w", h.URL, err)
+		return true, fmt.Errorf("webhook %s: %w", where, redact.Error(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Bursar-Timestamp", ts)
@@ -119,7 +122,7 @@ func (h *Hook) post(ctx context.Context, id string, body []byte) (final bool, er
 	req.Header.Set("Idempotency-Key", id)
 	resp, err := h.client().Do(req)
 	if err != nil {
-		return false, fmt.Errorf("webhook %s: %w", h.URL, err)
+		return false, fmt.Errorf("webhook %s: %w", where, redact.Error(err))
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -127,11 +130,11 @@ func (h *Hook) post(ctx context.Context, id string, body []byte) (final bool, er
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return false, nil
 	case resp.StatusCode == http.StatusNotFound:
-		return true, fmt.Errorf("%w: webhook %s answered 404 %q", actuate.ErrNotFound, h.URL, msg)
+		return true, fmt.Errorf("%w: webhook %s answered 404 %q", actuate.ErrNotFound, where, msg)
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != 408 && resp.StatusCode != 429:
-		return true, fmt.Errorf("webhook %s refused action %s: %s %q", h.URL, id, resp.Status, msg)
+		return true, fmt.Errorf("webhook %s refused action %s: %s %q", where, id, resp.Status, msg)
 	}
-	return false, fmt.Errorf("webhook %s: %s %q", h.URL, resp.Status, msg)
+	return false, fmt.Errorf("webhook %s: %s %q", where, resp.Status, msg)
 }
 
 func (h *Hook) client() *http.Client {
