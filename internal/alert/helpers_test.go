@@ -24,9 +24,9 @@ func tick(d time.Duration) step { t := at(d); return step{now: &t} }
 const (
 	use1  = "aws-use1"
 	usc1  = "gcp-usc1"
-	spotA = "aws-use1/p5.48xlarge/spot"
-	a3    = "gcp-usc1/a3-highgpu-8g/spot"
-	a3od  = "gcp-usc1/a3-highgpu-8g/on_demand"
+	spotA = "aws-use1/us-east-1a/p5.48xlarge/spot" // offer ids as the arbiter names them
+	a3    = "gcp-usc1/us-central1-a/a3-highgpu-8g/spot"
+	a3od  = "gcp-usc1/us-central1-a/a3-highgpu-8g/on_demand"
 )
 
 func running(workload, location, offer string, market events.Market, ready int, when time.Duration) events.Event {

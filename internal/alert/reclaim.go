@@ -191,7 +191,7 @@ func (r *reclaims) ready(n *notice) []slack.Alert {
 	e, a := n.e, n.repl.a
 	return []slack.Alert{slack.ReclaimHandled{Workload: a.Workload, Provider: e.Provider, Location: e.Location,
 		Zone: e.Zone, Instance: e.Instance, Kind: e.Kind, NoticeAt: e.NoticeAt, Deadline: e.Deadline,
-		Replacement: a.Location + "/" + a.Offer, ReadyAt: g.at}}
+		Replacement: offerName(a), ReadyAt: g.at}}
 }
 
 // tick announces notices whose deadline passed with no replacement ready, once, and forgets
@@ -221,12 +221,21 @@ func (r *reclaims) tick(now time.Time) []slack.Alert {
 	return out
 }
 
+// offerName names the replacement's offer with its location: the arbiter's offer ids
+// (location/zone/instance type/market) already start with it.
+func offerName(a *events.ActionUpdated) string {
+	if strings.HasPrefix(a.Offer, a.Location+"/") {
+		return a.Offer
+	}
+	return a.Location + "/" + a.Offer
+}
+
 func missed(n *notice) slack.Alert {
 	e := n.e
 	m := slack.ReclaimMissed{Workload: strings.Join(n.workloads, ", "), Provider: e.Provider, Location: e.Location,
 		Zone: e.Zone, Instance: e.Instance, Kind: e.Kind, NoticeAt: e.NoticeAt, Deadline: e.Deadline}
 	if n.repl != nil {
-		m.Workload, m.Replacement = n.repl.a.Workload, n.repl.a.Location+"/"+n.repl.a.Offer
+		m.Workload, m.Replacement = n.repl.a.Workload, offerName(n.repl.a)
 	}
 	return m
 }

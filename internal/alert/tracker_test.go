@@ -122,7 +122,7 @@ func TestTrackerReclaimHandledSaysWhereWhatAndHowLong(t *testing.T) {
 	h, ok := got[0].(slack.ReclaimHandled)
 	want := slack.ReclaimHandled{Workload: "llm", Provider: "aws", Location: use1, Zone: "us-east-1a", Instance: "i-0abc",
 		Kind: events.ReclaimInterruption, NoticeAt: at(10 * time.Second), Deadline: at(130 * time.Second),
-		Replacement: usc1 + "/" + a3, ReadyAt: at(105 * time.Second)}
+		Replacement: a3, ReadyAt: at(105 * time.Second)}
 	if !ok || h != want {
 		t.Errorf("alert = %+v,\nwant %+v", got[0], want)
 	}
@@ -132,7 +132,7 @@ func TestTrackerMissedNamesTheReplacementNotReady(t *testing.T) {
 	got := play(testThresholds, append(before(), ev(reclaim("i-1", 0, 2*time.Minute)),
 		ev(launched("llm", "r1", 1, 5*time.Second)), tick(3*time.Minute)))
 	m, ok := got[0].(slack.ReclaimMissed)
-	if len(got) != 1 || !ok || m.Replacement != usc1+"/"+a3 || m.Workload != "llm" || m.Instance != "i-1" {
+	if len(got) != 1 || !ok || m.Replacement != a3 || m.Workload != "llm" || m.Instance != "i-1" {
 		t.Errorf("alerts = %+v", got)
 	}
 }

@@ -5,6 +5,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -210,11 +211,20 @@ func (a ActionFailed) Text() string {
 func (a ActionFailed) Blocks() []slack.Block {
 	return []slack.Block{
 		header("Action failed: " + a.Kind + " " + a.Workload),
-		fields("Where", escape(a.Location+" "+a.Offer), "Replicas", fmt.Sprint(a.Replicas),
+		fields("Where", escape(offerAt(a.Location, a.Offer)), "Replicas", fmt.Sprint(a.Replicas),
 			"Why it ran", escape(a.Reason), "When", when(a.At)),
 		section("```" + escape(a.Detail) + "```"),
 		note("action " + a.ActionID + ", plan " + a.PlanID),
 	}
+}
+
+// offerAt names an offer with its location; the arbiter's offer ids (location/zone/instance
+// type/market) already start with it.
+func offerAt(location, offer string) string {
+	if offer == "" || strings.HasPrefix(offer, location+"/") {
+		return cmp.Or(offer, location)
+	}
+	return location + " " + offer
 }
 
 // SourceStale says a price or telemetry source has not reported for a while.
