@@ -74,9 +74,14 @@ func ParseNotBefore(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("NotBefore %.60q is neither RFC 1123 nor RFC 3339", s)
 }
 
-// AzureWatcher polls Azure Scheduled Events for a Preempt or Terminate of this VM. Azure waits
-// until NotBefore unless told to go ahead: once the arbiter has moved the work away, Ack (or
-// AckReclaim) sends StartRequests so the VM goes at once instead of idling to the deadline.
+// AzureWatcher polls Azure Scheduled Events for a Preempt or Terminate of this VM.
+//
+// It never acknowledges an event by itself. Azure lets a VM acknowledge (POST StartRequests) to
+// start an event before NotBefore; for a Preempt that gives up the only notice there is (30 s),
+// which is the time Bursar needs to launch a replacement and drain the replica. Polling,
+// publishing and restarting therefore never send StartRequests; only an explicit Ack or
+// AckReclaim does, for a caller that knows the work has already moved. No config turns
+// acknowledging on: the collector cannot know when the arbiter has finished a replacement.
 type AzureWatcher struct {
 	cfg     AzureEventsConfig
 	d       Deps
@@ -153,7 +158,8 @@ func (w *AzureWatcher) AckReclaim(ctx context.Context, reclaimID string) error {
 	return w.Ack(ctx, id)
 }
 
-// Ack tells Azure to start the scheduled event now (StartRequests).
+// Ack tells Azure to start the scheduled event now (StartRequests), ending the notice period:
+// call it only once the VM's work is elsewhere. The watcher itself never calls it.
 func (w *AzureWatcher) Ack(ctx context.Context, azureEventID string) error {
 	body, err := json.Marshal(map[string][]map[string]string{
 		"StartRequests": {{"EventId": azureEventID}}})

@@ -195,3 +195,77 @@ func TestAzurePollRejectsABadService(t *testing.T) {
 		})
 	}
 }
+
+// TestAzureNeverAcksByDefault: polling a recorded Preempt (and the other kinds of event) for as
+// long as it is listed never sends StartRequests, which would end the VM before NotBefore and
+// take away the notice a replacement needs; the explicit Ack sends exactly Azure's documented
+// request.
+func TestAzureNeverAcksByDefault(t *testing.T) {
+	preempt := string(fixture(t, "azure-scheduledevents-preempt.json"))
+	tests := []struct {
+		name string
+		doc  string
+	}{
+		{name: "recorded preempt", doc: preempt},
+		{name: "terminate", doc: strings.ReplaceAll(preempt, `"Preempt"`, `"Terminate"`)},
+		{name: "started preempt", doc: strings.ReplaceAll(strings.ReplaceAll(preempt, `"Scheduled"`, `"Started"`),
+			`"Tue, 09 Aug 2022 17:07:32 GMT"`, `""`)},
+		{name: "another VM's preempt", doc: strings.ReplaceAll(preempt, `"vm-spot"`, `"vm-other"`)},
+		{name: "a reboot", doc: strings.ReplaceAll(preempt, `"Preempt"`, `"Reboot"`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, srv := newFakeAzure(t)
+			f.set(func(f *fakeAzure) { f.doc = []byte(tt.doc) })
+			w := NewAzureWatcher(AzureEventsConfig{NodeConfig: NodeConfig{Location: "azure-eastus"},
+				Endpoint: srv.URL, Interval: 5 * time.Millisecond, Timeout: time.Second},
+				Deps{Publisher: newRecorder(), Now: newClock(mustTime(t, "2022-08-09T17:07:05Z")).Now})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			patience := time.After(10 * time.Second)
+			for f.getCount() < 5 {
+				select {
+				case <-patience:
+					t.Fatalf("only %d polls in 10s", f.getCount())
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if acks := f.ackBodies(); len(acks) != 0 {
+				t.Fatalf("the watcher sent StartRequests on its own: %q", acks)
+			}
+		})
+	}
+}
+
+// TestAzureAckSendsTheDocumentedRequest: an explicit Ack posts Azure's StartRequests body as
+// recorded in the shared wire formats.
+func TestAzureAckSendsTheDocumentedRequest(t *testing.T) {
+	want := fixture(t, "azure-scheduledevents-ack-request.json")
+	f, srv := newFakeAzure(t)
+	w := newAzureWatcher(srv, newRecorder(), newClock(mustTime(t, "2022-08-09T17:07:05Z")))
+	if err := w.Ack(context.Background(), "C1BF8322-4CBF-4FC4-9C45-B40CF3106D0E"); err != nil {
+		t.Fatal(err)
+	}
+	acks := f.ackBodies()
+	if len(acks) != 1 {
+		t.Fatalf("posted %q, want one body", acks)
+	}
+	if got := mustCompact(t, acks[0]); got != mustCompact(t, want) {
+		t.Errorf("posted %s, want %s", got, want)
+	}
+}
+
+func mustCompact(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}

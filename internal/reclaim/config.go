@@ -171,8 +171,8 @@ func orDefault[T comparable](v, def T) T {
 	return v
 }
 
-// Watchers are the watchers a Config turns on. Azure is kept by name because the arbiter's
-// collector wiring acknowledges its events (see AzureWatcher.Ack).
+// Watchers are the watchers a Config turns on, by name so a caller can reach one (for example
+// AzureWatcher.AckReclaim, which nothing calls by default: see AzureWatcher).
 type Watchers struct {
 	AWS       *AWSIMDSWatcher
 	AWSEvents *EventBridgeWatcher
