@@ -16,6 +16,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/gpu"
 	"github.com/bursar-dev/bursar/internal/reclaim"
 	"github.com/bursar-dev/bursar/internal/tokens"
+	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
 
 // Config is collector.yaml: which price sources, reclaim watchers, GPU telemetry and scrape
@@ -59,9 +60,7 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		return Config{}, err
 	}
 	var f fileConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+	if err := yamlstrict.Unmarshal(data, &f); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, yamlError(name, doc, err)
 	}
 	node, err := expandEnv(name, doc, "node", f.Node)
@@ -216,32 +215,21 @@ func checkEmptyValues(name string, n *yaml.Node, at string) error {
 	return nil
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
-var unknownField = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
-
-// yamlError rewrites yaml.v3's "line N: ..." messages as "file:N: field ...: ...", one per line.
+// yamlError rewrites yaml.v3's problems as "file:N: field ...: ...", one per line.
 func yamlError(name string, doc *yaml.Node, err error) error {
-	var te *yaml.TypeError
-	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	}
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = name + ": " + m
-		sub := yamlLine.FindStringSubmatch(m)
-		if sub == nil {
-			continue
+	ps := yamlstrict.Problems(err)
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		path := ""
+		if p.Line > 0 {
+			path = pathAtLine(doc, p.Line, "")
 		}
-		line, _ := strconv.Atoi(sub[1])
-		msg := sub[2]
-		path := pathAtLine(doc, line, "")
-		if u := unknownField.FindStringSubmatch(msg); u != nil {
-			msg = fmt.Sprintf("unknown field %q; check its spelling and section against examples/collector.yaml", orString(path, u[1]))
+		if p.Field != "" {
+			p.Msg = fmt.Sprintf("unknown field %q; check its spelling and section against examples/collector.yaml", orString(path, p.Field))
 		} else if path != "" {
-			msg = fmt.Sprintf("field %q: %s", path, msg)
+			p.Msg = fmt.Sprintf("field %q: %s", path, p.Msg)
 		}
-		out[i] = fmt.Sprintf("%s:%d: %s", name, line, msg)
+		out[i] = p.At(name)
 	}
 	return errors.New(strings.Join(out, "\n"))
 }

@@ -1,14 +1,11 @@
 package collect
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/bursar-dev/bursar/internal/pricesource"
+	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
 
 // Config is collector.yaml's prices section.
@@ -77,10 +75,8 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		Defaults JobDefaults `yaml:"defaults"`
 		Sources  []yaml.Node `yaml:"sources"`
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("%s", fileLines(name, 0, err))
+	if err := yamlstrict.Unmarshal(data, &raw); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, yamlstrict.Error(name, err)
 	}
 	cfg := Config{Snapshot: orString(raw.Snapshot, "@every 6h"), Defaults: raw.Defaults}
 	if _, err := cron.ParseStandard(cfg.Snapshot); err != nil {
@@ -89,8 +85,8 @@ func ParseConfig(data []byte, name string) (Config, error) {
 	for i := range raw.Sources {
 		n := &raw.Sources[i]
 		var sc SourceConfig
-		if err := strictNode(n, &sc); err != nil {
-			return Config{}, fmt.Errorf("%s", fileLines(name, n.Line-1, err))
+		if err := yamlstrict.DecodeNode(n, &sc); err != nil {
+			return Config{}, yamlstrict.Error(name, err)
 		}
 		sc.line = n.Line
 		if field, err := sc.check(); err != nil {
@@ -99,29 +95,6 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		cfg.Sources = append(cfg.Sources, sc)
 	}
 	return cfg, nil
-}
-
-func strictNode(n *yaml.Node, into any) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	return dec.Decode(into)
-}
-
-var yamlLine = regexp.MustCompile(`line (\d+): `)
-
-// fileLines rewrites yaml.v3's "line N: ..." into "file:N: ...", offsetting re-encoded nodes.
-func fileLines(name string, offset int, err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
-		n, _ := strconv.Atoi(msg[m[2]:m[3]])
-		return fmt.Sprintf("%s:%d: %s", name, n+offset, msg[m[1]:])
-	}
-	return name + ": " + msg
 }
 
 func lineOf(n *yaml.Node, field string) int {

@@ -82,6 +82,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{name: "unknown source field", yaml: strings.Replace(goodConfig, "    region: eastus", "    regoin: eastus", 1),
 			want: []string{"collector.yaml:8", "regoin"}},
 		{name: "unknown top-level field", yaml: "snapshots: x\n", want: []string{"collector.yaml:1", "snapshots"}},
+		{name: "every problem of a source at its own line", yaml: strings.Replace(goodConfig, "    region: eastus\n    schedule:",
+			"    regoin: eastus\n    schedul:", 1), want: []string{"collector.yaml:8: field regoin", "collector.yaml:9: field schedul"}},
 		{name: "unknown kind", yaml: strings.Replace(goodConfig, "kind: lambda", "kind: lambada", 1),
 			want: []string{"collector.yaml:10", `field "kind"`, "lambada"}},
 		{name: "missing region", yaml: strings.Replace(goodConfig, "    region: eastus\n", "", 1),

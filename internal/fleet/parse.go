@@ -1,16 +1,16 @@
 package fleet
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
 
 // Error is a problem in a fleet file: where it is and what was expected there.
@@ -46,9 +46,7 @@ func Load(path string) (*Config, error) {
 // Parse decodes a fleet file strictly and checks it. name is used in errors.
 func Parse(data []byte, name string) (*Config, error) {
 	var cfg Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
+	if err := yamlstrict.Unmarshal(data, &cfg); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: name, Msg: "the file is empty; want locations: and workloads:"}
 		}
@@ -66,32 +64,21 @@ func Parse(data []byte, name string) (*Config, error) {
 	return &cfg, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
-
-// yamlError turns yaml.v3's "yaml: line N: ..." (or its list of unmarshal errors) into a fleet
-// Error naming the first problem's line.
+// yamlError turns yaml.v3's error into a fleet Error naming the first problem's line.
 func yamlError(name string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-	msg, _, _ = strings.Cut(msg, "\n")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return &Error{File: name, Line: n, Msg: explain(m[2])}
-	}
-	return &Error{File: name, Msg: msg}
+	p := yamlstrict.Problems(err)[0]
+	return &Error{File: name, Line: p.Line, Msg: explain(p)}
 }
 
 // explain rewords yaml.v3's Go-flavoured messages for someone editing YAML.
-func explain(msg string) string {
-	if f, ok := strings.CutPrefix(msg, "field "); ok {
-		if field, typ, ok := strings.Cut(f, " not found in type "); ok {
-			return fmt.Sprintf("unknown field %q in %s; check the spelling (see examples/bursar.yaml)", field, typeWord(typ))
-		}
+func explain(p yamlstrict.Problem) string {
+	if p.Field != "" {
+		return fmt.Sprintf("unknown field %q in %s; check the spelling (see examples/bursar.yaml)", p.Field, typeWord(p.Type))
 	}
-	if strings.Contains(msg, "time.Duration") {
-		return msg + " (want a duration like 90s, 4m or 1h30m)"
+	if strings.Contains(p.Msg, "time.Duration") {
+		return p.Msg + " (want a duration like 90s, 4m or 1h30m)"
 	}
-	return msg
+	return p.Msg
 }
 
 func typeWord(goType string) string {
