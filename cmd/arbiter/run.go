@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
 	slackapi "github.com/slack-go/slack"
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/actuate/kube"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/actuate/webhook"
+	"github.com/bursar-dev/bursar/internal/alert"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
@@ -42,6 +44,7 @@ type runOptions struct {
 	noHistory     bool
 	ttlDays       int
 	slackListen   string
+	stale         alert.Thresholds
 }
 
 func newRunCmd(g *cli.Globals) *cobra.Command {
@@ -52,8 +55,17 @@ func newRunCmd(g *cli.Globals) *cobra.Command {
 		Example: `  arbiter run                                  # embedded NATS on 127.0.0.1:4222, data in ./bursar-data
   arbiter run --listen 0.0.0.0:4222 --data-dir /var/lib/bursar
   arbiter run --nats nats://nats-1:4222,nats://nats-2:4222`,
+		Long: `Run the arbiter: follow prices, reclaims and telemetry, plan, apply budgets and actions.
+
+With BURSAR_SLACK_BOT_TOKEN[_FILE] and BURSAR_SLACK_CHANNEL set, the leading arbiter posts alerts to
+the channel: reclaims handled (where, the replacement, the time from notice to ready) or not
+handled by their deadline, actions that failed (once per action), price and telemetry sources gone
+stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkStale(o.stale); err != nil {
+				return err
+			}
 			log, err := g.Logger(cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -70,6 +82,9 @@ func newRunCmd(g *cli.Globals) *cobra.Command {
 	f.StringVar(&o.identity, "identity", "", "this arbiter's name in the leader lease (default hostname-pid); a restart under the same name takes its lease back at once")
 	f.StringVar(&o.slackListen, "slack-listen", "", "address of the HTTP endpoint Slack posts approval clicks to (POST /slack/interactions); needs BURSAR_SLACK_SIGNING_SECRET[_FILE]. Without it, BURSAR_SLACK_APP_TOKEN[_FILE] selects Socket Mode")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", 10*time.Second, "leader lease lifetime: a standby takes over this long after the leader dies")
+	f.DurationVar(&o.stale.Prices, "stale-prices", alert.DefaultPriceStale, "Slack alert when a price source (per source and provider) publishes nothing for this long. "+
+		"The collector publishes only changed prices, and every offer at its snapshot (collector.yaml snapshot, default every 6h): keep this above the snapshot interval. 0 turns the alert off")
+	f.DurationVar(&o.stale.Telemetry, "stale-telemetry", alert.DefaultTelemetryStale, "Slack alert when a location's GPU samples or token counters stop for this long; 0 turns the alert off")
 	return cmd
 }
 
@@ -121,12 +136,17 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 			})
 		}
 	}
+	sc, err := slack.ConfigFromEnv(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	var leading func() bool // without a fleet there is no lease: this arbiter alone posts
 	if cfg != nil {
 		acts, err := actuators(cfg, log)
 		if err != nil {
 			return err
 		}
-		budgets, err := startBudgets(ctx, &group, cfg, js, o.slackListen, log)
+		budgets, err := startBudgets(ctx, &group, cfg, js, sc, o.slackListen, log)
 		if err != nil {
 			return err
 		}
@@ -136,12 +156,16 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 			return err
 		}
 		budgets.Attach(svc)
+		leading = svc.Leading
 		addContext(&group, ctx, func(ctx context.Context) error {
 			if err := budgets.Ready(ctx); err != nil {
 				return err
 			}
 			return svc.Run(ctx)
 		})
+	}
+	if err := startAlerts(ctx, &group, sc, js, leading, o.stale, reg, log); err != nil {
+		return err
 	}
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
@@ -217,12 +241,8 @@ func splitListen(addr string) (string, int, error) {
 // must run beside them: the budgets themselves, the timeout sweep and, with Slack, the endpoint
 // or Socket Mode connection that receives the clicks. Slack's secrets come from the environment
 // only. Without Slack, budgets still apply; held actions wait for their timeout and are rejected.
-func startBudgets(ctx context.Context, g *run.Group, cfg *fleetfile.Config, js jetstream.JetStream, listen string,
-	log *slog.Logger) (*arbiter.Budgets, error) {
-	sc, err := slack.ConfigFromEnv(os.LookupEnv)
-	if err != nil {
-		return nil, err
-	}
+func startBudgets(ctx context.Context, g *run.Group, cfg *fleetfile.Config, js jetstream.JetStream, sc slack.Config,
+	listen string, log *slog.Logger) (*arbiter.Budgets, error) {
 	pub := bus.NewPublisher(js)
 	now := func() time.Time { return time.Now().UTC() }
 	var api chat = offlineChat{}
@@ -258,6 +278,39 @@ func startBudgets(ctx context.Context, g *run.Group, cfg *fleetfile.Config, js j
 		addContext(g, ctx, func(ctx context.Context) error { return slack.RunSocketMode(ctx, socket, approvals, log) })
 	}
 	return b, nil
+}
+
+// startAlerts adds to the group the part that posts reclaims handled, failed actions and stale
+// sources to Slack (internal/alert). It follows the bus beside the arbiter and posts only while
+// leading reports true; leading nil means no lease (no fleet file), so this arbiter posts.
+func startAlerts(ctx context.Context, g *run.Group, sc slack.Config, js jetstream.JetStream, leading func() bool,
+	th alert.Thresholds, reg prometheus.Registerer, log *slog.Logger) error {
+	if !sc.Enabled() {
+		log.Info("no Slack configured: reclaim, failed action and stale source alerts are off")
+		return nil
+	}
+	if leading == nil {
+		log.Warn("no fleet file, so no leader lease: this arbiter posts alerts; run only one such arbiter per channel")
+	}
+	client, _ := sc.Client()
+	svc, err := alert.New(alert.Options{JS: js, Poster: slack.NewNotifier(client, sc.Channel, log), Leading: leading,
+		Thresholds: th, Log: log, Registry: reg})
+	if err != nil {
+		return fmt.Errorf("starting alerts: %w", err)
+	}
+	addContext(g, ctx, svc.Run)
+	return nil
+}
+
+// checkStale refuses negative thresholds; 0 is how a check is turned off.
+func checkStale(th alert.Thresholds) error {
+	if th.Prices < 0 {
+		return fmt.Errorf("--stale-prices %s: must be 0 (off) or more, e.g. 7h", th.Prices)
+	}
+	if th.Telemetry < 0 {
+		return fmt.Errorf("--stale-telemetry %s: must be 0 (off) or more, e.g. 2m", th.Telemetry)
+	}
+	return nil
 }
 
 // serveInteractions serves Slack's interaction endpoint until ctx ends.
