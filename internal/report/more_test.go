@@ -38,40 +38,6 @@ func TestBudget(t *testing.T) {
 	}
 }
 
-func TestReclaims(t *testing.T) {
-	st := history(t)
-	seed(t, st, "capacity_reclaimed", "id, at, version, provider, region, location, zone, instance, node, kind, notice_at, deadline, source",
-		[]any{"c1", at("10:00"), "1", "aws", "us-east-1", "aws-use1", "us-east-1a", "i-1", "n1", "interruption", at("10:00"), at("10:02"), "imds"},
-		[]any{"c2", at("11:00"), "1", "gcp", "us-central1", "gcp-usc1", "us-central1-a", "vm-1", "n2", "preempted", at("11:00"), at("11:00:30"), "gce"},
-	)
-	cols := "id, at, version, workload, action_id, plan_id, status, kind, location, offer, market, replicas, reason, actor, detail"
-	seed(t, st, "action_updated", cols,
-		[]any{"r1p", at("10:00:05"), "1", "chat", "r1", "p", "proposed", "launch", "aws-usw2", "", "spot", 1, "reclaim", "arbiter", ""},
-		[]any{"r1a", at("10:03:05"), "1", "chat", "r1", "p", "applied", "launch", "aws-usw2", "", "spot", 1, "reclaim", "arbiter", ""},
-		[]any{"r2p", at("11:00:10"), "1", "chat", "r2", "p", "proposed", "launch", "gcp-usc1", "", "on_demand", 1, "reclaim", "arbiter", ""},
-		[]any{"r2a", at("11:01:40"), "1", "chat", "r2", "p", "applied", "launch", "gcp-usc1", "", "on_demand", 1, "reclaim", "arbiter", ""},
-	)
-	res, err := Reclaims(ctxT(t), st, opts("09:00", "12:00"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"aws aws-use1 us-east-1a interruption reclaims=1 avg_notice_s=120 replaced=1 avg_to_replacement_s=185",
-		"gcp gcp-usc1 us-central1-a preempted reclaims=1 avg_notice_s=30 replaced=1 avg_to_replacement_s=100",
-	}
-	g := got(res, "reclaims", "avg_notice_s", "replaced", "avg_to_replacement_s")
-	if strings.Join(g, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
-	}
-	wantNotes := []string{
-		"time to first GPU at aws: 180.0 s on average over 1 launches",
-		"time to first GPU at gcp: 90.0 s on average over 1 launches",
-	}
-	if !slices.Equal(res.Notes, wantNotes) {
-		t.Errorf("notes = %q, want %q", res.Notes, wantNotes)
-	}
-}
-
 func TestCommitments(t *testing.T) {
 	st := history(t)
 	seed(t, st, "price_observed", "id, at, version, provider, region, zone, instance_type, gpu_model, gpu_count, "+
