@@ -100,9 +100,10 @@ func New(o Options) (*Service, error) {
 // Run follows the streams until ctx ends. Time-based checks start once every backlog is read.
 func (s *Service) Run(ctx context.Context) error {
 	s.started = time.Now()
+	ctx, cancel := context.WithCancel(ctx) // also stops the poster and consumers when following fails
 	posting := make(chan struct{})
 	go func() { defer close(posting); s.postLoop(ctx) }()
-	defer func() { <-posting }()
+	defer func() { cancel(); <-posting }()
 	if err := s.follow(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}

@@ -265,3 +265,20 @@ func TestServiceRetriesWhenSlackFails(t *testing.T) {
 		t.Error("the failed post was not logged")
 	}
 }
+
+func TestServiceRunFailsWithoutTheStreams(t *testing.T) {
+	r := newRig(t)
+	if err := r.env.JS.DeleteStream(context.Background(), bus.Fleet); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{JS: r.env.JS, Poster: slack.NewNotifier(slackapi.New(testToken,
+		slackapi.OptionAPIURL(r.slack.URL)), testChannel, slog.New(slog.DiscardHandler)), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Run(ctx); err == nil || !strings.Contains(err.Error(), "FLEET") || ctx.Err() != nil {
+		t.Errorf("run = %v (context: %v), want an error naming the stream, at once", err, ctx.Err())
+	}
+}
