@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,24 +16,187 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/slack-go/slack"
 
-	"github.com/bursar-dev/bursar/internal/budget"
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
 	"github.com/bursar-dev/bursar/internal/events"
+	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
 	bslack "github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/slack/slacktest"
 )
 
-// TestBudgetFlowScript is issue 8's script: a budget set with the CLI, a replay whose spend
-// crosses 80% (one alert), a plan that needs approval (a Slack message with buttons), a
-// non-approver's click refused, an approver's click applying the plan, a second plan timing out,
-// and the policy's history showing both revisions.
+// flowFleet is two workloads of team search on simulated spot capacity.
+const flowFleet = `locations:
+  - {name: a, provider: aws, region: us-east-1, zones: [us-east-1a], actuator: {kind: sim, launch_delay: 30s}}
+  - {name: b, provider: aws, region: us-east-1, zones: [us-east-1b], actuator: {kind: sim, launch_delay: 30s}}
+workloads:
+  - {name: llm, team: search, gpu: {models: [H100-80GB], count: 1}, replicas: {min: 1, max: 1}, markets: [spot]}
+  - {name: emb, team: search, gpu: {models: [A100-80GB], count: 1}, replicas: {min: 1, max: 1}, markets: [spot]}
+`
+
+const (
+	flowToken  = "xoxb-test"
+	flowSecret = "signing-secret"
+	approverID = "U0APPROVER"
+)
+
+// flowClock is the time the arbiter, the sim, Slack's verifier and the approvals all read.
+type flowClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *flowClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *flowClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// flow is the arbiter process of the script, wired as `arbiter run` wires it, with a fake Slack.
+type flow struct {
+	t         *testing.T
+	env       *bustest.Env
+	clock     *flowClock
+	sim       *sim.Fleet
+	slack     *slacktest.Server
+	approvals *bslack.Approvals
+	endpoint  http.Handler
+	reg       *prometheus.Registry
+	logs      *syncBuffer
+	pub       *bus.Publisher
+}
+
+func startFlow(t *testing.T, env *bustest.Env, day time.Time) *flow {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg, err := fleetfile.Parse([]byte(flowFleet), "fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &flow{t: t, env: env, clock: &flowClock{t: day}, slack: slacktest.New(t, flowToken), reg: prometheus.NewRegistry(),
+		logs: &syncBuffer{}, pub: bus.NewPublisher(env.JS)}
+	f.sim = sim.New(cfg, f.clock.Now)
+	log := slog.New(slog.NewTextHandler(f.logs, nil))
+	api := slack.New(flowToken, slack.OptionAPIURL(f.slack.URL))
+	f.approvals = bslack.NewApprovals(api, "C0FINOPS01", f.pub, f.clock.Now, log)
+	f.endpoint = bslack.NewInteractionHandler(bslack.NewVerifier(flowSecret, f.clock.Now), f.approvals, log)
+	budgets := arbiter.NewBudgets(arbiter.BudgetOptions{Config: cfg, JS: env.JS, Asker: f.approvals, Clock: f.clock, Log: log})
+	f.approvals.OnDecision = budgets.Decided
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: cfg, JS: env.JS, Actuator: actuate.Router{"a": f.sim, "b": f.sim},
+		Log: log, Registry: f.reg, Clock: f.clock, Gate: budgets, Caps: budgets, Identity: "flow", LeaseTTL: time.Second,
+		Policy: placement.Policy{MaxHedge: -1}, Debounce: 5 * time.Millisecond, Interval: 20 * time.Millisecond,
+		ReportEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	budgets.Attach(svc)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = budgets.Run(ctx) })
+	wg.Go(func() { _ = f.approvals.Run(ctx, 10*time.Millisecond) })
+	wg.Go(func() {
+		if budgets.Ready(ctx) == nil {
+			_ = svc.Run(ctx)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return f
+}
+
+// at moves the clock to d after the day began and waits for two planning passes to run at it.
+func (f *flow) at(day time.Time, d time.Duration) {
+	f.t.Helper()
+	f.clock.Set(day.Add(d))
+	n := f.passes()
+	waitFor(f.t, "two planning passes", func() bool { return f.passes() >= n+2 })
+}
+
+// passes counts the planning passes the arbiter finished.
+func (f *flow) passes() uint64 {
+	mfs, err := f.reg.Gather()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "bursar_arbiter_plan_duration_seconds" {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	return 0
+}
+
+func (f *flow) price(zone, model string, usd float64) {
+	f.t.Helper()
+	e := &events.PriceObserved{Meta: events.Meta{At: f.clock.Now()}, Provider: "aws", Region: "us-east-1", Zone: zone,
+		InstanceType: "p5.xlarge", GPUModel: model, GPUCount: 1, GPUMemoryGB: 80, Market: events.Spot, USDPerHour: usd,
+		Source: "script"}
+	if err := f.pub.Publish(context.Background(), e); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// interaction is the form body Slack posts for user's click on button of the plan.
+func interaction(user, button, plan string) []byte {
+	cb := map[string]any{"type": "block_actions", "user": map[string]string{"id": user},
+		"channel": map[string]string{"id": "C0FINOPS01"},
+		"actions": []map[string]string{{"type": "button", "action_id": button, "block_id": "bursar_approval", "value": plan}}}
+	raw, _ := json.Marshal(cb)
+	return []byte("payload=" + url.QueryEscape(string(raw)))
+}
+
+// send posts body to the interactions endpoint signed with secret at ts; it returns the status.
+func (f *flow) send(body []byte, secret string, ts time.Time) int {
+	req := httptest.NewRequest(http.MethodPost, "/slack/interactions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set("X-Slack-Signature", bslack.Sign(secret, ts.Unix(), body))
+	w := httptest.NewRecorder()
+	f.endpoint.ServeHTTP(w, req)
+	return w.Code
+}
+
+// calls are the actuator's calls by action id.
+func (f *flow) calls() map[string]int {
+	out := map[string]int{}
+	for _, c := range f.sim.Calls() {
+		out[c.ActionID]++
+	}
+	return out
+}
+
+// steps are the FLEET stream's action.updated events as workload:action:status:actor. The actor
+// of awaiting_approval is left out: the arbiter and the approvals both announce that step, and
+// whichever is first is kept.
+func (f *flow) steps() []string {
+	var out []string
+	for _, e := range fleet(f.t, f.env, "bursar.action.>") {
+		u := e.(*events.ActionUpdated)
+		s := u.Workload + ":" + u.ActionID + ":" + string(u.Status)
+		if u.Status != events.ActionAwaitingApproval {
+			s += ":" + u.Actor
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestBudgetFlowScript is issue 8's script, run through the real arbiter: a budget set with the
+// CLI (twice), the arbiter with the sim actuator and a fake Slack over scripted prices; a plan
+// that needs approval (a Slack message with buttons), a non-approver's click refused, an
+// approver's signed click applying it; spend crossing 80% (one alert); a second plan timing out
+// (rejected, message updated); forged, stale and replayed requests refused; every outcome an
+// action.updated event; and `arbiter budget history` showing both revisions.
 func TestBudgetFlowScript(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
+	if err := bus.Ensure(ctx, env.JS, bus.Options{LeaseTTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	cli := func(args ...string) string {
 		t.Helper()
 		out, err := arbiterCLI(t, env.URL, args...)
@@ -41,130 +205,158 @@ func TestBudgetFlowScript(t *testing.T) {
 		}
 		return out
 	}
-	cli("budget", "set", "llm-daily", "--actor", "alice", "--scope", "workload=llm", "--period", "day",
-		"--limit", "1000", "--alert", "80%", "--approve-over", "5/h", "--approvers", "U0APPROVER")
-	cli("budget", "set", "llm-daily", "--actor", "bob", "--scope", "workload=llm", "--period", "day",
-		"--limit", "1000", "--alert", "50%,80%", "--approve-over", "5/h", "--approvers", "U0APPROVER",
+	cli("budget", "set", "search-daily", "--actor", "alice", "--scope", "team=search", "--period", "day",
+		"--limit", "100", "--alert", "80%", "--approve-over", "5/h", "--approvers", approverID)
+	cli("budget", "set", "search-daily", "--actor", "bob", "--scope", "team=search", "--period", "day",
+		"--limit", "100", "--alert", "80%", "--approve-over", "5/h", "--approvers", approverID,
 		"--approval-timeout", "20m")
 
-	store, err := budget.OpenStore(ctx, env.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policies, err := store.List(ctx)
-	if err != nil || len(policies) != 1 {
-		t.Fatalf("policies = %v, %v", policies, err)
-	}
-	gate := budget.NewGate()
-	gate.SetPolicies([]budget.Policy{policies[0].Policy})
-
-	// Replay a day: 4 replicas at 10 USD/h from midnight; 80% of 1000 is spent at 20:00.
+	// 00:00: llm's only offer costs 6 USD/h, over the 5/h a plan may add unasked.
 	day := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
-	var ledger budget.Ledger
-	ledger.Observe(&events.ReplicaState{Meta: events.Meta{At: day}, Workload: "llm", Location: "gcp-usc1",
-		Provider: "gcp", Market: events.Spot, Offer: "a3", USDPerHour: 10, Desired: 4, Ready: 4})
-	pub := bus.NewPublisher(env.JS)
-	for h := 1; h <= 23; h++ {
-		for _, a := range gate.Evaluate(day.Add(time.Duration(h)*time.Hour), ledger.Intervals(day)) {
-			if err := pub.Publish(ctx, a); err != nil {
-				t.Fatal(err)
-			}
-		}
+	f := startFlow(t, env, day)
+	f.price("us-east-1a", "H100-80GB", 6)
+	msg := f.slack.WaitFor(t, 1)[0]
+	if msg.Method != "chat.postMessage" || !strings.Contains(string(msg.Blocks), `"action_id":"bursar_approve"`) ||
+		!strings.Contains(string(msg.Blocks), `"action_id":"bursar_reject"`) {
+		t.Fatalf("approval message without Approve and Reject buttons: %+v", msg)
+	}
+	waitFor(t, "the request is pending", func() bool { return len(f.approvals.Pending()) == 1 })
+	first := f.approvals.Pending()[0]
+	f.at(day, 0)
+	if n := len(f.sim.Calls()); n != 0 {
+		t.Fatalf("%d actuator calls before the approval", n)
+	}
+
+	// A non-approver's click is refused privately; the approver's applies the launch.
+	if code := f.send(interaction("U0INTERN", bslack.ActionApprove, first), flowSecret, f.clock.Now()); code != http.StatusOK {
+		t.Fatalf("non-approver's click: HTTP %d", code)
+	}
+	if m := f.slack.WaitFor(t, 2)[1]; m.Method != "chat.postEphemeral" || m.User != "U0INTERN" {
+		t.Errorf("the non-approver was not told: %+v", m)
+	}
+	f.at(day, time.Minute)
+	if len(f.approvals.Pending()) != 1 || len(f.sim.Calls()) != 0 {
+		t.Fatalf("a non-approver's click decided: pending %v, calls %v", f.approvals.Pending(), f.sim.Calls())
+	}
+	approval := interaction(approverID, bslack.ActionApprove, first)
+	approvedAt := f.clock.Now()
+	if code := f.send(approval, flowSecret, approvedAt); code != http.StatusOK {
+		t.Fatalf("approver's click: HTTP %d", code)
+	}
+	waitFor(t, "the approved launch is applied", func() bool { return len(f.sim.Calls()) == 1 })
+	launch := f.sim.Calls()[0].ActionID
+	approved := f.slack.WaitFor(t, 3)[2]
+	if approved.Method != "chat.update" || approved.TS != msg.TS || !strings.Contains(approved.Text, "approved by "+approverID) {
+		t.Errorf("the approval message was not updated with the outcome: %+v", approved)
+	}
+	// The same signed click sent again (a replay) is refused with 401, logged, and changes nothing.
+	if code := f.send(approval, flowSecret, approvedAt); code != http.StatusUnauthorized || !strings.Contains(f.logs.String(), "already seen") {
+		t.Errorf("replayed request: HTTP %d, want 401 and the replay logged", code)
+	}
+
+	// llm runs at 6 USD/h from 00:01: 78 USD at 13:01, under 80% of 100; 84 USD at 14:01.
+	f.at(day, 2*time.Minute) // the launch is ready
+	f.at(day, 13*time.Hour+time.Minute)
+	if a := fleet(t, env, "bursar.budget.>"); len(a) != 0 {
+		t.Fatalf("alerts at 78 USD: %v", a)
+	}
+	f.at(day, 14*time.Hour+time.Minute)
+	waitFor(t, "the 80% crossing is announced", func() bool { return len(fleet(t, env, "bursar.budget.>")) > 0 })
+	for h := 15; h <= 17; h++ {
+		f.at(day, time.Duration(h)*time.Hour)
 	}
 	alerts := fleet(t, env, "bursar.budget.>")
-	if len(alerts) != 2 || alerts[0].(*events.BudgetAlert).Threshold != "50%" || alerts[1].(*events.BudgetAlert).Threshold != "80%" {
-		t.Fatalf("budget alerts = %v, want 50%% then 80%% once", alerts)
+	if len(alerts) != 1 {
+		t.Fatalf("%d budget alerts, want one for the 80%% crossing: %v", len(alerts), alerts)
+	}
+	if a := alerts[0].(*events.BudgetAlert); a.Policy != "search-daily" || a.Threshold != "80%" || a.Cleared || a.Spend < 80 || a.Spend > 90 {
+		t.Errorf("alert %+v, want search-daily crossing 80%% between 80 and 90 USD", a)
 	}
 
-	// Slack and the approval path.
-	now := day.Add(20 * time.Hour)
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	fake := slacktest.New(t, "xoxb-test")
-	approvals := bslack.NewApprovals(slack.New("xoxb-test", slack.OptionAPIURL(fake.URL)), "C0FINOPS01", pub, clock, slog.New(slog.DiscardHandler))
-	applied := make(chan string, 4)
-	approvals.OnDecision = func(ctx context.Context, d bslack.Decision) {
-		if d.Status == events.ActionApproved {
-			applied <- d.Plan.PlanID // the arbiter would apply the plan here
-		}
-	}
-	handler := bslack.NewInteractionHandler(bslack.NewVerifier("signing-secret", clock), approvals, slog.New(slog.DiscardHandler))
+	// 17:00: emb's offer appears at 7 USD/h: a second plan that needs approval; nobody answers.
+	f.price("us-east-1b", "A100-80GB", 7)
+	asked := f.slack.WaitFor(t, 4)[3]
+	waitFor(t, "the second request is pending", func() bool { return len(f.approvals.Pending()) == 1 })
+	second := f.approvals.Pending()[0]
 
-	askFor := func(id string) {
-		t.Helper()
-		plan := budget.Plan{ID: id, Workload: "llm", Changes: []budget.Change{{ActionID: id + "-launch",
-			Kind: placement.ActionLaunch, Reason: placement.ReasonDemandUp, Provider: "gcp", Location: "gcp-usc1", USDPerHour: 10}}}
-		v := gate.Review(ctx, plan, clock())
-		if v.Outcome != budget.NeedsApproval || v.Timeout != 20*time.Minute {
-			t.Fatalf("verdict = %+v, want needs approval for 20m", v)
-		}
-		ev := events.PlanDecided{Meta: events.Meta{At: clock()}, Workload: "llm", PlanID: id, USDPerHourWas: 40, USDPerHourNow: 50,
-			Actions: []events.PlanAction{{ID: id + "-launch", Kind: "launch", Location: "gcp-usc1", Offer: "a3",
-				Market: events.Spot, Replicas: 5, Delta: 1, Reason: "demand_up"}}}
-		if err := approvals.Ask(ctx, bslack.RequestFor(ev, v)); err != nil {
-			t.Fatal(err)
+	// Forged and stale requests are refused with 401, logged, and change nothing.
+	now := f.clock.Now()
+	refused := []struct {
+		name string
+		code int
+		want string
+	}{
+		{"forged", f.send(interaction(approverID, bslack.ActionApprove, second), "not-the-secret", now), "signature does not match"},
+		{"stale", f.send(interaction(approverID, bslack.ActionApprove, second), flowSecret, now.Add(-6*time.Minute)), "more than 5 minutes"},
+	}
+	for _, r := range refused {
+		if r.code != http.StatusUnauthorized || !strings.Contains(f.logs.String(), r.want) {
+			t.Errorf("%s request: HTTP %d, want 401 and %q logged", r.name, r.code, r.want)
 		}
 	}
-	click := func(user, id string) {
-		t.Helper()
-		cb := map[string]any{"type": "block_actions", "user": map[string]string{"id": user},
-			"channel": map[string]string{"id": "C0FINOPS01"},
-			"actions": []map[string]string{{"type": "button", "action_id": bslack.ActionApprove, "block_id": "bursar_approval", "value": id}}}
-		raw, _ := json.Marshal(cb)
-		body := []byte("payload=" + url.QueryEscape(string(raw)))
-		req := httptest.NewRequest(http.MethodPost, "/slack/interactions", bytes.NewReader(body))
-		ts := clock().Unix()
-		req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
-		req.Header.Set("X-Slack-Signature", bslack.Sign("signing-secret", ts, body))
-		w := httptest.NewRecorder()
-		handler.ServeHTTP(w, req)
-		if w.Code != http.StatusOK {
-			t.Fatalf("click by %s: HTTP %d", user, w.Code)
-		}
+	if got := f.approvals.Pending(); !slices.Equal(got, []string{second}) || len(f.slack.Messages()) != 4 {
+		t.Errorf("refused requests changed something: pending %v, %d slack messages", got, len(f.slack.Messages()))
 	}
 
-	askFor("plan-1")
-	if m := fake.WaitFor(t, 1)[0]; !strings.Contains(string(m.Blocks), `"action_id":"bursar_approve"`) {
-		t.Fatalf("approval message has no Approve button: %s", m.Blocks)
+	// 17:21: past the 20 minute timeout: rejected, the message updated, emb never launched.
+	f.at(day, 17*time.Hour+21*time.Minute)
+	last := f.slack.WaitFor(t, 5)[4]
+	if last.Method != "chat.update" || last.TS != asked.TS || !strings.Contains(last.Text, "rejected by timeout") {
+		t.Errorf("the timed-out plan's message = %+v", last)
 	}
-	click("U0INTERN", "plan-1")
-	if got := approvals.Pending(); len(got) != 1 {
-		t.Fatalf("a non-approver's click decided: pending %v", got)
+	f.at(day, 17*time.Hour+22*time.Minute) // proposed again, not asked again
+	if n := len(f.slack.Messages()); n != 5 || len(f.sim.Calls()) != 1 {
+		t.Errorf("after the timeout: %d slack messages, %d actuator calls; want 5 and 1", n, len(f.sim.Calls()))
 	}
-	click("U0APPROVER", "plan-1")
-	select {
-	case id := <-applied:
-		if id != "plan-1" {
-			t.Errorf("applied %s", id)
+
+	// Every outcome is an action.updated event.
+	waitFor(t, "the launch is recorded as applied", func() bool { return slices.Contains(f.steps(), "llm:"+launch+":applied:arbiter/flow") })
+	steps := f.steps()
+	var emb string
+	for _, s := range steps {
+		if strings.HasPrefix(s, "emb:") {
+			emb = strings.Split(s, ":")[1]
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the approved plan was never applied")
+	}
+	want := []string{"llm:" + launch + ":awaiting_approval", "llm:" + launch + ":approved:" + approverID,
+		"llm:" + launch + ":applied:arbiter/flow", "emb:" + emb + ":awaiting_approval", "emb:" + emb + ":rejected:timeout"}
+	if !slices.Equal(steps, want) {
+		t.Errorf("action.updated =\n%s\nwant\n%s", strings.Join(steps, "\n"), strings.Join(want, "\n"))
+	}
+	if f.calls()[launch] != 1 {
+		t.Errorf("the approved launch reached the actuator %d times, want once", f.calls()[launch])
 	}
 
-	askFor("plan-2")
-	mu.Lock()
-	now = now.Add(21 * time.Minute)
-	mu.Unlock()
-	approvals.Sweep(ctx)
-	last := fake.Messages()[len(fake.Messages())-1]
-	if last.Method != "chat.update" || !strings.Contains(last.Text, "rejected by timeout") {
-		t.Errorf("timed-out plan's message = %+v", last)
-	}
-	var got []string
-	for _, e := range fleet(t, env, "bursar.action.>") {
-		u := e.(*events.ActionUpdated)
-		got = append(got, u.PlanID+":"+string(u.Status)+":"+u.Actor)
-	}
-	want := "plan-1:awaiting_approval:bursar plan-1:approved:U0APPROVER plan-2:awaiting_approval:bursar plan-2:rejected:timeout"
-	if strings.Join(got, " ") != want {
-		t.Errorf("action.updated = %v\nwant %s", got, want)
-	}
-
-	hist := cli("budget", "history", "llm-daily")
-	if !strings.Contains(hist, "alice") || !strings.Contains(hist, "bob") || strings.Count(hist, "llm-daily") != 2 {
+	hist := cli("budget", "history", "search-daily")
+	if !strings.Contains(hist, "alice") || !strings.Contains(hist, "bob") || strings.Count(hist, "search-daily") != 2 {
 		t.Errorf("history:\n%s", hist)
 	}
 }
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a log sink the arbiter's goroutines write to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // fleet reads the FLEET stream's events on subject, in order.
 func fleet(t *testing.T, env *bustest.Env, subject string) []events.Event {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bursar-dev/bursar/internal/budget"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/slack"
 )
@@ -13,32 +12,30 @@ import (
 // askRetry is how often a request Slack refused is tried again.
 const askRetry = 5 * time.Second
 
-// ask is an approval request not yet posted.
-type ask struct {
-	req      slack.Request
-	workload string
-	actionID string
-	deadline time.Time
-}
-
-// queue holds an approval request for the ask loop. Each held action is its own request: its
-// plan id is the action id, which is what the Approve/Reject buttons carry back.
-func (b *Budgets) queue(p Proposal, v budget.Verdict, now time.Time) {
-	a := p.Action
-	loc, _, _ := cutOffer(a.Offer)
-	plan := events.PlanDecided{Meta: events.Meta{At: now}, Workload: p.Workload, PlanID: a.ID,
-		USDPerHourWas: p.CostBefore, USDPerHourNow: p.CostBefore + a.CostPerHour, NeedsApproval: true,
-		Actions: []events.PlanAction{{ID: a.ID, Kind: string(a.Kind), Location: loc, Offer: a.Offer,
-			Market: marketOf(a.Offer), Replicas: a.Count, Delta: delta(a), Reason: string(a.Reason), NeedsApproval: true}}}
-	req := slack.RequestFor(plan, v)
+// Ask queues a hold for the ask loop, once per hold id: the arbiter hands over every hold it
+// records and, on taking the lead, every hold in the books.
+func (b *Budgets) Ask(_ context.Context, h Hold) {
 	b.mu.Lock()
-	b.asks = append(b.asks, ask{req: req, workload: p.Workload, actionID: a.ID, deadline: now.Add(req.Timeout)})
+	if b.asked[h.ID] {
+		b.mu.Unlock()
+		return
+	}
+	b.asked[h.ID] = true
+	b.asks = append(b.asks, h)
 	b.mu.Unlock()
 	signal(b.wake)
 }
 
-// askLoop posts queued requests as they come, retrying those Slack refused until their timeout,
-// when the action is rejected: nobody could be asked in time.
+// request is the Slack question for a hold: the button carries the hold id; a hold already
+// posted is resumed with its message and its first deadline.
+func request(h Hold) slack.Request {
+	return slack.Request{Plan: h.Plan, Reasons: h.Reasons, Policies: h.Policies, Approvers: h.Approvers,
+		Timeout: h.Timeout, Deadline: h.Deadline, Posted: slack.Posted{Channel: h.Channel, TS: h.TS}, Workloads: h.Owners}
+}
+
+// askLoop posts queued requests as they come, retrying those Slack refused until their deadline,
+// when the hold is rejected: nobody could be asked in time. Where a request is posted is written
+// back to the books, so a new leader resumes the same message.
 func (b *Budgets) askLoop(ctx context.Context) {
 	t := time.NewTicker(askRetry)
 	defer t.Stop()
@@ -53,18 +50,20 @@ func (b *Budgets) askLoop(ctx context.Context) {
 		todo := b.asks
 		b.asks = nil
 		b.mu.Unlock()
-		var again []ask
-		for _, a := range todo {
-			err := b.o.Asker.Ask(ctx, a.req)
+		var again []Hold
+		for _, h := range todo {
+			at, err := b.o.Asker.Ask(ctx, request(h))
 			switch {
+			case err == nil && at.TS != h.TS:
+				b.posted(ctx, h, at)
 			case err == nil:
-			case !b.o.Clock.Now().Before(a.deadline):
-				b.o.Log.Warn("could not ask for approval before the timeout; rejecting", "workload", a.workload,
-					"action", a.actionID, "err", err)
-				b.apply(ctx, a.workload, a.actionID, events.ActionRejected, "timeout")
+			case !h.Deadline.IsZero() && !b.o.Clock.Now().Before(h.Deadline):
+				b.o.Log.Warn("could not ask for approval before the timeout; rejecting", "hold", h.ID,
+					"workloads", h.Workloads(), "err", err)
+				b.decide(ctx, h.ID, events.ActionRejected, "timeout")
 			default:
-				b.o.Log.Warn("could not ask for approval; will retry", "workload", a.workload, "action", a.actionID, "err", err)
-				again = append(again, a)
+				b.o.Log.Warn("could not ask for approval; will retry", "hold", h.ID, "err", err)
+				again = append(again, h)
 			}
 		}
 		b.mu.Lock()
@@ -73,30 +72,39 @@ func (b *Budgets) askLoop(ctx context.Context) {
 	}
 }
 
-// Decided applies an approval's outcome: set it as the Approvals' OnDecision. The decision was
-// already published (with the deciding Slack user) as action.updated; the arbiter's own step
-// event carries the same id and is dropped as a duplicate.
-func (b *Budgets) Decided(ctx context.Context, d slack.Decision) {
-	for _, a := range d.Plan.Actions {
-		b.apply(ctx, d.Plan.Workload, a.ID, d.Status, d.Actor)
+func (b *Budgets) posted(ctx context.Context, h Hold, at slack.Posted) {
+	if dec := b.decider(); dec != nil {
+		if err := dec.Posted(ctx, h.ID, at.Channel, at.TS); err != nil {
+			b.o.Log.Warn("recording where an approval was posted; a new leader would post it again", "hold", h.ID, "err", err)
+		}
 	}
 }
 
-func (b *Budgets) apply(ctx context.Context, workload, actionID string, st events.ActionStatus, who string) {
-	b.mu.Lock()
-	dec := b.decider
-	b.mu.Unlock()
+// Decided applies an approval's outcome: set it as the Approvals' OnDecision. The decision was
+// already published (with the deciding Slack user) as action.updated; the arbiter's own step
+// events carry the same ids and are dropped as duplicates.
+func (b *Budgets) Decided(ctx context.Context, d slack.Decision) {
+	b.decide(ctx, d.Plan.PlanID, d.Status, d.Actor)
+}
+
+func (b *Budgets) decide(ctx context.Context, id string, st events.ActionStatus, who string) {
+	dec := b.decider()
 	if dec == nil {
-		b.o.Log.Error("an approval was decided before the arbiter was attached; it is lost", "action", actionID)
+		b.o.Log.Error("an approval was decided before the arbiter was attached; it is lost", "hold", id)
 		return
 	}
-	do := dec.Reject
-	if st == events.ActionApproved {
-		do = dec.Approve
+	b.mu.Lock()
+	delete(b.asked, id)
+	b.mu.Unlock()
+	if err := dec.Decide(ctx, id, st == events.ActionApproved, who); err != nil {
+		b.o.Log.Warn("applying an approval decision", "hold", id, "status", st, "err", err)
 	}
-	if err := do(ctx, workload, actionID, who); err != nil {
-		b.o.Log.Warn("applying an approval decision", "workload", workload, "action", actionID, "status", st, "err", err)
-	}
+}
+
+func (b *Budgets) decider() Decider {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dec
 }
 
 // cutOffer splits an offer id (location/zone/instance type/market) into its location and market.
@@ -106,9 +114,4 @@ func cutOffer(id string) (loc, market string, ok bool) {
 		return "", "", false
 	}
 	return parts[0], parts[3], true
-}
-
-func marketOf(offer string) events.Market {
-	_, m, _ := cutOffer(offer)
-	return marketOr(events.Market(m))
 }

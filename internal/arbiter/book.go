@@ -27,6 +27,10 @@ type Book struct {
 	Notices    []string  `json:"notices,omitempty"` // reclaim notices already applied
 	LastMoveAt time.Time `json:"last_move_at,omitzero"`
 	Epoch      uint64    `json:"epoch"` // the lease revision of the leader that wrote it
+	// Holds are the approvals its awaiting actions wait for; Declined the rejected actions not
+	// to ask about again for a while.
+	Holds    []Hold     `json:"holds,omitempty"`
+	Declined []Declined `json:"declined,omitempty"`
 
 	rev uint64 // KV revision this copy was read or written at
 }
@@ -69,6 +73,7 @@ type Record struct {
 	Drain         []string       `json:"drain,omitempty"` // replica ids a drain removes
 	Launch        []Rep          `json:"launch,omitempty"`
 	NeedsApproval bool           `json:"needs_approval,omitempty"`
+	Hold          string         `json:"hold,omitempty"` // the approval an awaiting action waits for
 	CostPerHour   float64        `json:"usd_per_hour_delta"`
 	At            time.Time      `json:"at"`
 	Tries         int            `json:"tries,omitempty"`
@@ -120,6 +125,8 @@ func (b *Book) clone() *Book {
 	c.Actions = slices.Clone(b.Actions)
 	c.Done = slices.Clone(b.Done)
 	c.Notices = slices.Clone(b.Notices)
+	c.Holds = slices.Clone(b.Holds)
+	c.Declined = slices.Clone(b.Declined)
 	return &c
 }
 

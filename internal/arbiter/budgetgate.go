@@ -19,23 +19,24 @@ import (
 	"github.com/bursar-dev/bursar/internal/slack"
 )
 
-// Asker posts an approval request and later reports the decision through its OnDecision hook;
-// *slack.Approvals is one.
-type Asker interface {
-	Ask(ctx context.Context, req slack.Request) error
+// Questioner posts an approval request (or resumes one already posted) and later reports the
+// decision through its OnDecision hook; *slack.Approvals is one.
+type Questioner interface {
+	Ask(ctx context.Context, req slack.Request) (slack.Posted, error)
 }
 
-// Decider applies or drops an action held for approval; *Service is one.
+// Decider applies or drops the actions of a hold, and records where its question was posted;
+// *Service is one.
 type Decider interface {
-	Approve(ctx context.Context, workload, actionID, who string) error
-	Reject(ctx context.Context, workload, actionID, who string) error
+	Decide(ctx context.Context, holdID string, approve bool, who string) error
+	Posted(ctx context.Context, holdID, channel, ts string) error
 }
 
 // BudgetOptions configure Budgets.
 type BudgetOptions struct {
 	Config *fleet.Config
 	JS     jetstream.JetStream
-	Asker  Asker
+	Asker  Questioner
 	Clock  Clock // default: the wall clock
 	Log    *slog.Logger
 	// OnAlert, when set, is called after each budget.alert is published (a Slack alert).
@@ -57,14 +58,16 @@ type Budgets struct {
 	caughtUp bool          // the ledger replayed the period so far
 	mu       sync.Mutex
 	ledger   budget.Ledger
-	asks     []ask
+	asks     []Hold // holds not yet asked
+	asked    map[string]bool
 	wake     chan struct{}
-	decider  Decider
+	dec      Decider
 }
 
 var (
-	_ Gate = (*Budgets)(nil)
-	_ Caps = (*Budgets)(nil)
+	_ Gate  = (*Budgets)(nil)
+	_ Asker = (*Budgets)(nil)
+	_ Caps  = (*Budgets)(nil)
 )
 
 // NewBudgets returns budgets; Run starts them and Ready says when they can answer.
@@ -80,13 +83,13 @@ func NewBudgets(o BudgetOptions) *Budgets {
 		teams[w.Name] = w.Team
 	}
 	return &Budgets{o: o, gate: budget.NewGate(), pub: bus.NewPublisher(o.JS), ready: make(chan struct{}),
-		ledger: budget.Ledger{Teams: teams}, wake: make(chan struct{}, 1)}
+		ledger: budget.Ledger{Teams: teams}, wake: make(chan struct{}, 1), asked: map[string]bool{}}
 }
 
 // Attach names who applies decisions; call it with the Service before approvals can arrive.
 func (b *Budgets) Attach(d Decider) {
 	b.mu.Lock()
-	b.decider = d
+	b.dec = d
 	b.mu.Unlock()
 }
 
@@ -226,37 +229,58 @@ func (b *Budgets) Caps(ctx context.Context) ([]placement.Budget, error) {
 	return b.gate.Caps(now), nil
 }
 
-// Review puts one action to the budgets as a plan of one change. The arbiter reviews action by
-// action, so approve_over applies to each action's own rise. An action held for approval is
-// queued for the Asker; Review itself never blocks (the arbiter holds its lock).
-func (b *Budgets) Review(ctx context.Context, p Proposal) (Verdict, error) {
-	now := b.o.Clock.Now()
-	plan := budget.Plan{ID: p.Action.ID, Workload: p.Workload, Team: p.Team, Changes: []budget.Change{b.change(p)}}
-	v := b.gate.Review(ctx, plan, now)
-	switch v.Outcome {
-	case budget.Blocked:
-		b.o.Log.Info("action blocked by budget", "workload", p.Workload, "action", p.Action.ID,
-			"reasons", strings.Join(v.Reasons, "; "))
-		return Block, nil
-	case budget.NeedsApproval:
-		b.queue(p, v, now)
-		return Pending, nil
+// Review puts a pass's plans to the budgets as one: each policy judges the net change in its
+// scope, a move's launch with the saving of the replica it replaces. Review never blocks (the
+// arbiter holds its lock); held actions are asked about through Ask once recorded.
+func (b *Budgets) Review(ctx context.Context, p Proposal) (Ruling, error) {
+	plans := make([]budget.Plan, 0, len(p.Plans))
+	for _, wp := range p.Plans {
+		plans = append(plans, b.plan(wp))
 	}
-	return Allow, nil
+	v := b.gate.Review(ctx, plans, p.At)
+	if len(v.Blocked) > 0 {
+		b.o.Log.Info("actions blocked by budget", "actions", v.Blocked, "reasons", strings.Join(v.Reasons, "; "))
+	}
+	r := Ruling{Blocked: v.Blocked}
+	for _, h := range v.Holds {
+		r.Holds = append(r.Holds, Hold{Actions: h.Actions, Reasons: h.Reasons, Policies: h.Policies,
+			Approvers: h.Approvers, Timeout: h.Timeout})
+	}
+	return r, nil
 }
 
-// change is the action as a budget sees it: where its spend lands (the offer's location, the
+// plan is a workload's plan as a budget sees it: each action's change where it lands, and for a
+// launch that replaces replicas their saving, where they run.
+func (b *Budgets) plan(wp WorkloadPlan) budget.Plan {
+	p := budget.Plan{ID: wp.PlanID, Workload: wp.Workload, Team: wp.Team}
+	for _, a := range wp.Actions {
+		p.Changes = append(p.Changes, b.change(a))
+		for _, r := range wp.Replaced[a.ID] {
+			c := budget.Change{ActionID: a.ID, Kind: placement.ActionDrain, Reason: a.Reason, USDPerHour: -r.PricePerHour}
+			c.Location, c.Provider = b.where(r.Location)
+			p.Changes = append(p.Changes, c)
+		}
+	}
+	return p
+}
+
+// change is an action as a budget sees it: where its spend lands (the offer's location, the
 // first part of the arbiter's offer ids) and how much it changes.
-func (b *Budgets) change(p Proposal) budget.Change {
-	a := p.Action
+func (b *Budgets) change(a placement.Action) budget.Change {
 	c := budget.Change{ActionID: a.ID, Kind: a.Kind, Reason: a.Reason, USDPerHour: a.CostPerHour,
 		BelowMinimum: a.NeedsApproval}
 	if a.Kind == placement.ActionScale {
 		return c
 	}
 	loc, _, _ := cutOffer(a.Offer)
-	if l, ok := b.o.Config.Location(loc); ok {
-		c.Location, c.Provider = l.Name, l.Provider
-	}
+	c.Location, c.Provider = b.where(loc)
 	return c
+}
+
+// where is a location and its provider, when the fleet knows it.
+func (b *Budgets) where(loc string) (string, string) {
+	if l, ok := b.o.Config.Location(loc); ok {
+		return l.Name, l.Provider
+	}
+	return "", ""
 }

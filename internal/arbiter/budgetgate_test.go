@@ -31,7 +31,7 @@ const (
 	approver    = "U0APPROVER"
 )
 
-// svcPolicy asks for approval of any action adding over 1 USD/h to svc, and alerts once svc has
+// svcPolicy asks for approval of any plan adding over 1 USD/h to svc, and alerts once svc has
 // spent 20 USD in a day.
 const svcPolicy = `name: svc-day
 scope: workload=svc
@@ -46,40 +46,61 @@ approval_timeout: 10m
 `
 
 // budgetRig is the arbiter with budgets and Slack approvals: real JetStream, the sim actuator,
-// a fake Slack and the signed interactions endpoint.
+// a fake Slack and the signed interactions endpoint. proc is the arbiter process running now.
 type budgetRig struct {
 	*harness
+	slack *slacktest.Server
+	proc  *proc
+}
+
+// proc is what one `arbiter run` holds: the service, its budgets, its approvals and endpoint.
+type proc struct {
 	r         *running
-	slack     *slacktest.Server
+	budgets   *arbiter.Budgets
 	approvals *slack.Approvals
 	endpoint  http.Handler
 	alerts    atomic.Int32
+	stop      context.CancelFunc
 }
 
-func newBudgetRig(t *testing.T) *budgetRig {
-	ctx := context.Background()
-	h := newHarness(t, fleetYAML)
-	ps, err := budget.ParseFile("svc.yaml", []byte(svcPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := budget.OpenStore(ctx, h.env.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Put(ctx, ps[0], "test", t0); err != nil {
-		t.Fatal(err)
-	}
+func newBudgetRig(t *testing.T, fleet, policy string) *budgetRig {
+	h := newHarness(t, fleet)
 	br := &budgetRig{harness: h, slack: slacktest.New(t, slackToken)}
+	br.setPolicy(t, policy)
+	br.proc = br.startProc(t, "a1")
+	return br
+}
+
+func (br *budgetRig) setPolicy(t *testing.T, policy string) {
+	ctx := context.Background()
+	ps, err := budget.ParseFile("policy.yaml", []byte(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := budget.OpenStore(ctx, br.env.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(ctx, ps[0], "test", br.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startProc starts an arbiter process named id, wired as `arbiter run` wires it, and returns once
+// it leads.
+func (br *budgetRig) startProc(t *testing.T, id string) *proc {
+	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
+	p := &proc{}
 	api := slackapi.New(slackToken, slackapi.OptionAPIURL(br.slack.URL))
-	br.approvals = slack.NewApprovals(api, "C0FINOPS01", bus.NewPublisher(h.env.JS), h.clock.Now, log)
-	br.endpoint = slack.NewInteractionHandler(slack.NewVerifier(slackSecret, h.clock.Now), br.approvals, log)
-	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: h.cfg, JS: h.env.JS, Asker: br.approvals, Clock: h.clock,
-		Log: log, OnAlert: func(context.Context, *events.BudgetAlert) { br.alerts.Add(1) }})
+	p.approvals = slack.NewApprovals(api, "C0FINOPS01", bus.NewPublisher(br.env.JS), br.clock.Now, log)
+	p.endpoint = slack.NewInteractionHandler(slack.NewVerifier(slackSecret, br.clock.Now), p.approvals, log)
+	p.budgets = arbiter.NewBudgets(arbiter.BudgetOptions{Config: br.cfg, JS: br.env.JS, Asker: p.approvals, Clock: br.clock,
+		Log: log, OnAlert: func(context.Context, *events.BudgetAlert) { p.alerts.Add(1) }})
 	bctx, cancel := context.WithCancel(ctx)
+	p.stop = cancel
 	done := make(chan error, 1)
-	go func() { done <- b.Run(bctx) }()
+	go func() { done <- p.budgets.Run(bctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -88,13 +109,21 @@ func newBudgetRig(t *testing.T) *budgetRig {
 	})
 	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer rcancel()
-	if err := b.Ready(rctx); err != nil {
+	if err := p.budgets.Ready(rctx); err != nil {
 		t.Fatal(err)
 	}
-	br.r = h.start("a1", func(o *arbiter.Options) { o.Gate, o.Caps = b, b })
-	b.Attach(br.r.Service)
-	br.approvals.OnDecision = b.Decided
-	return br
+	p.r = br.start(id, func(o *arbiter.Options) { o.Gate, o.Caps = p.budgets, p.budgets })
+	p.budgets.Attach(p.r.Service)
+	p.approvals.OnDecision = p.budgets.Decided
+	eventually(t, "the arbiter leads", p.r.Leading)
+	return p
+}
+
+// kill crashes the process: the arbiter writes nothing more, its budgets and approvals stop.
+func (p *proc) kill() {
+	p.r.Kill()
+	p.r.cancel()
+	p.stop()
 }
 
 // click sends the signed block_actions request Slack would send for user's click on button.
@@ -113,105 +142,273 @@ func (br *budgetRig) click(t *testing.T, user, button, planID string) int {
 	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("X-Slack-Signature", slack.Sign(slackSecret, ts, body))
 	w := httptest.NewRecorder()
-	br.endpoint.ServeHTTP(w, req)
+	br.proc.endpoint.ServeHTTP(w, req)
 	return w.Code
 }
 
-// asked waits until n approval requests are posted and pending, and returns their ids.
+// asked waits until n approval requests are pending in the running process, and returns them.
 func (br *budgetRig) asked(t *testing.T, n int) []string {
 	t.Helper()
-	br.slack.WaitFor(t, n)
-	eventually(t, "the requests are pending", func() bool { return len(br.approvals.Pending()) == n })
-	return br.approvals.Pending()
+	eventually(t, "the requests are pending", func() bool { return len(br.proc.approvals.Pending()) == n })
+	return br.proc.approvals.Pending()
 }
 
-func (br *budgetRig) awaiting(id string) bool {
-	b := br.r.Books()["svc"]
-	return b != nil && slices.ContainsFunc(b.Actions, func(r arbiter.Record) bool {
-		return r.Target.ActionID == id && r.Stage == arbiter.StageAwaiting
-	})
+// awaiting lists the actions of workload w waiting for hold id in the running arbiter's books.
+func (br *budgetRig) awaiting(w, id string) []string {
+	var out []string
+	if b := br.proc.r.Books()[w]; b != nil {
+		for _, r := range b.Actions {
+			if r.Stage == arbiter.StageAwaiting && r.Hold == id {
+				out = append(out, r.Target.ActionID)
+			}
+		}
+	}
+	return out
 }
 
-func TestBudgetHoldsAScaleUpUntilAnApproverSaysYes(t *testing.T) {
-	ctx := context.Background()
-	br := newBudgetRig(t)
+// posts counts the approval messages posted.
+func (br *budgetRig) posts() int {
+	n := 0
+	for _, m := range br.slack.Messages() {
+		if m.Method == "chat.postMessage" {
+			n++
+		}
+	}
+	return n
+}
+
+// updates are the texts of the approval messages' updates, in order.
+func (br *budgetRig) updates() []string {
+	var out []string
+	for _, m := range br.slack.Messages() {
+		if m.Method == "chat.update" {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// firstPlan brings svc's two spot launches of 3 USD/h each to a pass: together 6 USD/h, one plan
+// over approve_over. It returns the hold's id and its actions.
+func (br *budgetRig) firstPlan(t *testing.T) (string, []string) {
+	t.Helper()
 	ids := []string{br.price("us-east-1a", events.Spot, 3), br.price("us-east-1b", events.Spot, 3)}
-	eventually(t, "the arbiter leads", br.r.Leading)
-	eventually(t, "the prices are folded", func() bool { return br.r.KnowsPrice(ids[0], 3) && br.r.KnowsPrice(ids[1], 3) })
-	br.r.Pass(ctx)
+	r := br.proc.r
+	eventually(t, "the prices are folded", func() bool { return r.KnowsPrice(ids[0], 3) && r.KnowsPrice(ids[1], 3) })
+	r.Pass(context.Background())
+	hold := br.asked(t, 1)[0]
+	held := br.awaiting("svc", hold)
+	if len(held) != 2 {
+		t.Fatalf("hold %s covers %v, want both launches", hold, held)
+	}
+	return hold, held
+}
 
-	// Two launches of 3 USD/h each, both over approve_over: two requests, nothing applied.
-	pending := br.asked(t, 2)
-	if len(pending) != 2 {
-		t.Fatalf("pending approvals %v, want 2", pending)
+func TestBudgetHoldsAPlanUntilAnApproverSaysYes(t *testing.T) {
+	ctx := context.Background()
+	br := newBudgetRig(t, fleetYAML, svcPolicy)
+	hold, held := br.firstPlan(t)
+	if n := br.posts(); n != 1 {
+		t.Fatalf("%d approval messages for one plan, want 1", n)
 	}
 	if calls := br.sim.Calls(); len(calls) != 0 {
 		t.Fatalf("the actuator was called %d times before any approval", len(calls))
 	}
-	yes, late := pending[0], pending[1]
-	if !br.awaiting(yes) || !br.awaiting(late) {
-		t.Fatalf("the arbiter's books do not hold %s and %s as awaiting approval", yes, late)
+	br.proc.r.Pass(ctx) // proposed again: not asked again
+	if n := br.posts(); n != 1 || len(br.proc.approvals.Pending()) != 1 {
+		t.Fatalf("a second pass posted %d messages, pending %v", n, br.proc.approvals.Pending())
 	}
 
-	// A stranger's click is refused; the approver's applies the action.
-	if code := br.click(t, "U0STRANGER", slack.ActionApprove, yes); code != http.StatusOK {
+	// A stranger's click is refused; the approver's applies both launches, each once.
+	if code := br.click(t, "U0STRANGER", slack.ActionApprove, hold); code != http.StatusOK {
 		t.Fatalf("stranger's click: HTTP %d", code)
 	}
-	if !br.awaiting(yes) {
-		t.Fatal("a non-approver's click changed the action")
+	if len(br.awaiting("svc", hold)) != 2 {
+		t.Fatal("a non-approver's click changed the plan")
 	}
-	if code := br.click(t, approver, slack.ActionApprove, yes); code != http.StatusOK {
+	if code := br.click(t, approver, slack.ActionApprove, hold); code != http.StatusOK {
 		t.Fatalf("approver's click: HTTP %d", code)
 	}
-	eventually(t, "the approved launch reaches the actuator", func() bool { return br.callsByID()[yes] == 1 })
-
-	// The other request times out: rejected, never applied, its message says so.
-	br.clock.Advance(11 * time.Minute)
-	br.approvals.Sweep(ctx)
-	eventually(t, "the timed-out action leaves the books", func() bool { return !br.awaiting(late) })
-	if br.callsByID()[late] != 0 {
-		t.Error("a timed-out action reached the actuator")
+	eventually(t, "both approved launches reach the actuator", func() bool {
+		c := br.callsByID()
+		return c[held[0]] == 1 && c[held[1]] == 1
+	})
+	br.onlyOnce(t)
+	if got, want := br.updates(), []string{"Plan for svc approved by " + approver}; !slices.Equal(got, want) {
+		t.Errorf("slack message updates %q, want %q", got, want)
 	}
-	var outcomes []string
-	for _, m := range br.slack.Messages() {
-		if m.Method == "chat.update" {
-			outcomes = append(outcomes, m.Text)
+}
+
+func TestBudgetApprovalTimesOutAndIsNotAskedAgain(t *testing.T) {
+	ctx := context.Background()
+	br := newBudgetRig(t, fleetYAML, svcPolicy)
+	hold, held := br.firstPlan(t)
+	br.clock.Advance(11 * time.Minute)
+	br.proc.approvals.Sweep(ctx)
+	eventually(t, "the timed-out plan leaves the books", func() bool { return len(br.awaiting("svc", hold)) == 0 })
+	if got, want := br.updates(), []string{"Plan for svc rejected by timeout"}; !slices.Equal(got, want) {
+		t.Errorf("slack message updates %q, want %q", got, want)
+	}
+	// The planner proposes the same launches again; a rejected plan is not asked about again
+	// while its rejection stands (one approval timeout), and then it is.
+	br.proc.r.Pass(ctx)
+	if n := br.posts(); n != 1 || len(br.sim.Calls()) != 0 {
+		t.Errorf("after the rejection: %d messages, %d actuator calls; want 1 and none", n, len(br.sim.Calls()))
+	}
+	br.clock.Advance(11 * time.Minute)
+	br.proc.r.Pass(ctx)
+	br.slack.WaitFor(t, 3)
+	if n := br.posts(); n != 2 {
+		t.Errorf("%d approval messages once the rejection lapsed, want 2", n)
+	}
+	for _, id := range held {
+		if br.callsByID()[id] != 0 {
+			t.Errorf("rejected action %s reached the actuator", id)
 		}
 	}
-	want := []string{"Plan for svc approved by " + approver, "Plan for svc rejected by timeout"}
-	if !slices.Equal(outcomes, want) {
-		t.Errorf("slack message updates %q, want %q", outcomes, want)
+}
+
+// TestHeldPlanSurvivesARestart: a plan held for approval is kept in the placement bucket with its
+// question; a crashed arbiter's successor resumes the same Slack message with the first deadline,
+// and an approval through it applies each action once.
+func TestHeldPlanSurvivesARestart(t *testing.T) {
+	ctx := context.Background()
+	br := newBudgetRig(t, fleetYAML, svcPolicy)
+	hold, held := br.firstPlan(t)
+	eventually(t, "the message is recorded with the hold", func() bool {
+		b := br.proc.r.Books()["svc"]
+		return b != nil && len(b.Holds) == 1 && b.Holds[0].TS != ""
+	})
+	br.proc.kill()
+	books, err := arbiter.LoadBooks(ctx, br.env.JS, bus.BucketPlacement)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if hs := books["svc"].Holds; len(hs) != 1 || hs[0].ID != hold || !hs[0].Deadline.Equal(t0.Add(10*time.Minute)) {
+		t.Fatalf("stored holds %+v, want %s due at the first ask's deadline", hs, hold)
+	}
+
+	br.clock.Advance(4 * time.Minute)
+	br.proc = br.startProc(t, "a1") // the restarted process
+	if got := br.asked(t, 1); got[0] != hold {
+		t.Fatalf("pending after the restart %v, want %s", got, hold)
+	}
+	if n := br.posts(); n != 1 {
+		t.Errorf("%d approval messages after the restart, want the first one resumed", n)
+	}
+	if code := br.click(t, approver, slack.ActionApprove, hold); code != http.StatusOK {
+		t.Fatalf("approver's click: HTTP %d", code)
+	}
+	eventually(t, "both approved launches reach the actuator", func() bool {
+		c := br.callsByID()
+		return c[held[0]] == 1 && c[held[1]] == 1
+	})
+	br.proc.r.Pass(ctx)
+	eventually(t, "nothing is in flight", func() bool { return br.proc.r.InFlight() == 0 })
+	br.onlyOnce(t)
+	if m := br.slack.Messages(); m[len(m)-1].Method != "chat.update" || m[len(m)-1].TS != m[0].TS {
+		t.Errorf("the outcome did not update the first message: %+v", m[len(m)-1])
+	}
+}
+
+// TestRestartKeepsTheFirstDeadline: the timeout of a resumed question counts from the first ask.
+func TestRestartKeepsTheFirstDeadline(t *testing.T) {
+	ctx := context.Background()
+	br := newBudgetRig(t, fleetYAML, svcPolicy)
+	hold, _ := br.firstPlan(t)
+	br.proc.kill()
+	br.clock.Advance(6 * time.Minute)
+	br.proc = br.startProc(t, "a1")
+	br.asked(t, 1)
+	br.clock.Advance(4 * time.Minute) // 10 minutes after the first ask, 4 after the restart
+	br.proc.approvals.Sweep(ctx)
+	eventually(t, "the plan is rejected at the first deadline", func() bool { return len(br.awaiting("svc", hold)) == 0 })
+	if got, want := br.updates(), []string{"Plan for svc rejected by timeout"}; !slices.Equal(got, want) {
+		t.Errorf("slack message updates %q, want %q", got, want)
+	}
+}
+
+// moveFleet runs one replica that may move between two spot zones.
+const moveFleet = `locations:
+  - {name: a, provider: aws, region: us-east-1, zones: [us-east-1a], egress_per_gb: 0.09, actuator: {kind: sim, launch_delay: 10m}}
+  - {name: b, provider: aws, region: us-east-1, zones: [us-east-1b], egress_per_gb: 0.09, actuator: {kind: sim, launch_delay: 10m}}
+workloads:
+  - name: svc
+    gpu: {models: [H100-80GB], count: 1}
+    replicas: {min: 1, max: 1}
+    markets: [spot]
+    weights_gb: 50
+    cold_start: 10m
+`
+
+// TestMoveIsJudgedOnItsNetChange: a move's launch adds more than approve_over, but with the
+// replica it replaces the plan saves money, so it goes ahead unasked; a plain launch of the same
+// size is held.
+func TestMoveIsJudgedOnItsNetChange(t *testing.T) {
+	ctx := context.Background()
+	br := newBudgetRig(t, moveFleet, strings.Replace(svcPolicy, "approve_over: 1/h", "approve_over: 0.5/h", 1))
+	r := br.proc.r
+	b := br.price("us-east-1b", events.Spot, 3.0)
+	eventually(t, "the price is folded", func() bool { return r.KnowsPrice(b, 3.0) })
+	r.Pass(ctx)
+	first := br.asked(t, 1)[0] // the first replica adds 3 USD/h: asked
+	if code := br.click(t, approver, slack.ActionApprove, first); code != http.StatusOK {
+		t.Fatalf("approver's click: HTTP %d", code)
+	}
+	eventually(t, "the first replica is launched", func() bool { return len(br.sim.Calls()) == 1 })
+	br.clock.Advance(11 * time.Minute)
+	br.settle(ctx, r)
+
+	// The incumbent at 3.00/h is worth keeping at 3.00 less its move cost (5.00 over 6 h) less
+	// 0.05: 2.12; a spot offer never tried counts at twice its price, so 1.00 (as 2.00) wins.
+	br.clock.Advance(time.Second)
+	a := br.price("us-east-1a", events.Spot, 1.0)
+	eventually(t, "the price is folded", func() bool { return r.KnowsPrice(a, 1.0) })
+	br.settle(ctx, r)
+	var move string
+	for _, c := range br.sim.Calls() {
+		if c.Kind == "launch" && c.Reason == "cheaper_offer" && c.Location == "a" {
+			move = c.ActionID
+		}
+	}
+	if move == "" || br.posts() != 1 {
+		t.Fatalf("the move (+1.00 launch, -3.00 replaced) was not applied unasked: %d messages, calls %+v",
+			br.posts(), br.sim.Calls())
+	}
+	br.clock.Advance(11 * time.Minute)
+	br.settle(ctx, r)
+	br.settle(ctx, r)
+	last := br.sim.Calls()[len(br.sim.Calls())-1]
+	if last.Kind != "drain" || last.Location != "b" {
+		t.Errorf("last call %+v, want the old replica drained once the new one is ready", last)
+	}
+	br.onlyOnce(t)
 }
 
 func TestBudgetThresholdCrossingAlertsOnce(t *testing.T) {
 	ctx := context.Background()
-	br := newBudgetRig(t)
-	ids := []string{br.price("us-east-1a", events.Spot, 3), br.price("us-east-1b", events.Spot, 3)}
-	eventually(t, "the arbiter leads", br.r.Leading)
-	eventually(t, "the prices are folded", func() bool { return br.r.KnowsPrice(ids[0], 3) && br.r.KnowsPrice(ids[1], 3) })
-	br.r.Pass(ctx)
-	for _, id := range br.asked(t, 2) {
-		if code := br.click(t, approver, slack.ActionApprove, id); code != http.StatusOK {
-			t.Fatalf("approver's click: HTTP %d", code)
-		}
+	br := newBudgetRig(t, fleetYAML, svcPolicy)
+	hold, _ := br.firstPlan(t)
+	if code := br.click(t, approver, slack.ActionApprove, hold); code != http.StatusOK {
+		t.Fatalf("approver's click: HTTP %d", code)
 	}
-	eventually(t, "both launches are applied", func() bool { return br.r.InFlight() == 0 && len(br.sim.Calls()) == 2 })
+	r := br.proc.r
+	eventually(t, "both launches are applied", func() bool { return r.InFlight() == 0 && len(br.sim.Calls()) == 2 })
 	br.clock.Advance(31 * time.Second)
-	br.r.Report(ctx) // two ready replicas at 3 USD/h: 6 USD/h from here
+	r.Report(ctx) // two ready replicas at 3 USD/h: 6 USD/h from here
 
 	br.clock.Advance(3 * time.Hour) // 18 USD: under the 20 USD line
-	br.r.Pass(ctx)
-	if n := br.alerts.Load(); n != 0 {
+	r.Pass(ctx)
+	if n := br.proc.alerts.Load(); n != 0 {
 		t.Fatalf("%d alerts at 18 USD spent, want none under the 20 USD threshold", n)
 	}
 	br.clock.Advance(time.Hour) // 24 USD
-	eventually(t, "the crossing is announced", func() bool { br.r.Pass(ctx); return br.alerts.Load() > 0 })
+	eventually(t, "the crossing is announced", func() bool { r.Pass(ctx); return br.proc.alerts.Load() > 0 })
 	for range 3 {
 		br.clock.Advance(time.Hour)
-		br.r.Pass(ctx)
+		r.Pass(ctx)
 	}
-	if n := br.alerts.Load(); n != 1 {
+	if n := br.proc.alerts.Load(); n != 1 {
 		t.Errorf("%d alerts for one crossing, want 1", n)
 	}
 	st, err := br.env.JS.Stream(ctx, bus.Fleet)
@@ -229,5 +426,71 @@ func TestBudgetThresholdCrossingAlertsOnce(t *testing.T) {
 	a, ok := e.(*events.BudgetAlert)
 	if !ok || a.Policy != "svc-day" || a.Cleared || a.Spend < 20 || a.Spend > 30 {
 		t.Errorf("budget.alert %+v, want svc-day crossed between 20 and 30 USD", e)
+	}
+}
+
+// floorPolicy cuts svc to its floor once it has spent 2 USD in a day; svc's floor is its minimum
+// of two, so the cap of zero can only be met below the minimum, which needs an approval.
+const floorPolicy = `name: svc-floor
+scope: workload=svc
+period: day
+limit: 10
+currency: USD
+thresholds:
+  - {at: 20%, action: scale-to-floor}
+approvers: [U0APPROVER]
+approval_timeout: 10m
+`
+
+// TestCutBelowMinimumWaitsForAnApprover: a budget's cut below a workload's minimum is held and
+// asked in Slack; an approver's click drains the replicas, a rejection drops the cut and it is
+// not asked again while the rejection stands.
+func TestCutBelowMinimumWaitsForAnApprover(t *testing.T) {
+	for _, button := range []string{slack.ActionApprove, slack.ActionReject} {
+		t.Run(button, func(t *testing.T) {
+			ctx := context.Background()
+			br := newBudgetRig(t, fleetYAML, floorPolicy)
+			r := br.proc.r
+			ids := []string{br.price("us-east-1a", events.Spot, 1.0), br.price("us-east-1b", events.Spot, 1.1)}
+			eventually(t, "the prices are folded", func() bool { return r.KnowsPrice(ids[0], 1.0) && r.KnowsPrice(ids[1], 1.1) })
+			br.settle(ctx, r)
+			br.clock.Advance(31 * time.Second)
+			br.settle(ctx, r)
+			if n := ready(br.harness); n != 2 || br.posts() != 0 {
+				t.Fatalf("%d replicas ready and %d messages under the threshold, want 2 and none", n, br.posts())
+			}
+			launches := len(br.sim.Calls())
+
+			br.clock.Advance(time.Hour) // 2.10 USD spent: the cap is zero
+			r.Report(ctx)
+			eventually(t, "the cut is asked for", func() bool { r.Pass(ctx); return len(br.proc.approvals.Pending()) == 1 })
+			hold := br.proc.approvals.Pending()[0]
+			cut := br.awaiting("svc", hold)
+			if len(cut) != 1 || len(br.sim.Calls()) != launches {
+				t.Fatalf("held %v with %d new actuator calls, want one cut and none", cut, len(br.sim.Calls())-launches)
+			}
+			if code := br.click(t, approver, button, hold); code != http.StatusOK {
+				t.Fatalf("approver's click: HTTP %d", code)
+			}
+			if button == slack.ActionReject {
+				eventually(t, "the cut leaves the books", func() bool { return len(br.awaiting("svc", hold)) == 0 })
+				r.Pass(ctx)
+				if n := br.posts(); n != 1 || len(br.sim.Calls()) != launches || ready(br.harness) != 2 {
+					t.Errorf("after the rejection: %d messages, %d calls, %d ready; want 1, %d, 2",
+						n, len(br.sim.Calls()), ready(br.harness), launches)
+				}
+				return
+			}
+			eventually(t, "the cut is applied", func() bool { return br.callsByID()[cut[0]] == 1 && r.InFlight() == 0 })
+			br.settle(ctx, r)
+			if n := ready(br.harness); n != 0 {
+				t.Errorf("%d replicas ready after the approved cut to 0, want 0", n)
+			}
+			r.Pass(ctx) // the launches back to the minimum are blocked; nothing is left to cut
+			if n := br.posts(); n != 1 {
+				t.Errorf("%d approval messages after the cut, want 1", n)
+			}
+			br.onlyOnce(t)
+		})
 	}
 }

@@ -3,7 +3,6 @@ package arbiter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"slices"
 	"time"
@@ -166,52 +165,4 @@ func undo(b *Book, rec Record) {
 			b.Replicas[i].State = placement.StateReady
 		}
 	}
-}
-
-// Approve lets an action that waits for approval go ahead; who is recorded in action.updated.
-func (s *Service) Approve(ctx context.Context, workload, actionID, who string) error {
-	return s.answer(ctx, workload, actionID, who, true)
-}
-
-// Reject drops an action that waits for approval.
-func (s *Service) Reject(ctx context.Context, workload, actionID, who string) error {
-	return s.answer(ctx, workload, actionID, who, false)
-}
-
-func (s *Service) answer(ctx context.Context, workload, actionID, who string, yes bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading {
-		return errors.New("this arbiter does not lead; ask the leader")
-	}
-	b := s.books[workload]
-	var rec *Record
-	if b != nil {
-		rec = b.record(actionID)
-	}
-	if rec == nil || rec.Stage != StageAwaiting {
-		return fmt.Errorf("no action %s of %s waits for approval", actionID, workload)
-	}
-	if rec.Target.Kind == string(placement.ActionScale) && yes {
-		return errors.New("approving a budget cut below the minimum is not supported yet: lower replicas.min instead")
-	}
-	r := *rec
-	if yes {
-		s.enact(b, rec, s.o.Clock.Now())
-		r = *rec
-	} else {
-		b.finish(actionID)
-	}
-	if err := s.save(ctx, b); err != nil {
-		return err
-	}
-	st := events.ActionApproved
-	if !yes {
-		st = events.ActionRejected
-	}
-	s.announce(r, workload, st, "by "+who)
-	if yes {
-		s.dispatch(workload)
-	}
-	return nil
 }

@@ -37,10 +37,11 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 	}
 	dirty := s.settle(now)
 	d := s.plan(now, caps, trigger == "reclaim")
-	n := s.record(ctx, d, now, dirty)
+	n, holds := s.record(ctx, d, now, dirty)
 	if !s.saveAll(ctx, dirty) {
 		return
 	}
+	s.ask(ctx, holds)
 	for w, b := range s.books {
 		if !dirty[w] && slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Stage != StageAwaiting }) {
 			s.dispatch(w)
@@ -227,50 +228,6 @@ func forget(h []placement.Observation, now time.Time) []placement.Observation {
 	return slices.DeleteFunc(h, func(o placement.Observation) bool { return now.Sub(o.At) > historyMemory })
 }
 
-// record turns a decision into records in the books: each allowed action changes the book's
-// replicas at once (launches appear as launching, drains as draining), so the next plan builds on
-// it; actions a gate holds wait for Approve. It returns how many actions it recorded.
-func (s *Service) record(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool) int {
-	n := 0
-	for _, a := range d.Actions {
-		b := s.book(a.Workload)
-		if b.finished(a.ID) || s.awaitingLike(b, a) {
-			continue
-		}
-		rec, ok := s.toRecord(b, a, now)
-		if !ok {
-			continue
-		}
-		w, _ := s.o.Config.Workload(a.Workload)
-		team := ""
-		if w != nil {
-			team = w.Team
-		}
-		v, err := s.o.Gate.Review(ctx, Proposal{Workload: a.Workload, Team: team, Action: a, CostPerHour: a.CostPerHour,
-			CostBefore: s.cost(b)})
-		if err != nil {
-			s.log.Warn("gate failed; holding the action", "action", a.ID, "err", err)
-			v = Pending
-		}
-		switch v {
-		case Block:
-			s.m.actions.WithLabelValues(string(a.Kind), "blocked").Inc()
-			continue
-		case Pending:
-			rec.Stage = StageAwaiting
-			s.m.actions.WithLabelValues(string(a.Kind), "awaiting_approval").Inc()
-		default:
-			s.enact(b, &rec, now)
-		}
-		b.Actions = append(b.Actions, rec)
-		dirty[a.Workload] = true
-		n++
-		s.announce(rec, a.Workload, statusOf(rec.Stage), "")
-	}
-	s.decided(d)
-	return n
-}
-
 func (s *Service) book(workload string) *Book {
 	b, ok := s.books[workload]
 	if !ok {
@@ -278,15 +235,6 @@ func (s *Service) book(workload string) *Book {
 		s.books[workload] = b
 	}
 	return b
-}
-
-// awaitingLike says whether b already holds an action like a waiting for approval: the planner
-// proposes it again on every pass until someone answers.
-func (s *Service) awaitingLike(b *Book, a placement.Action) bool {
-	return slices.ContainsFunc(b.Actions, func(r Record) bool {
-		return r.Stage == StageAwaiting && r.Target.Kind == string(a.Kind) && r.Target.Reason == string(a.Reason) &&
-			r.Target.Offer == a.Offer
-	})
 }
 
 // toRecord builds the record of action a: which group it scales and to what. The target count is
@@ -328,8 +276,13 @@ func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, 
 		if rec.Target.Location == "" {
 			return rec, false
 		}
-	default:
-		rec.Target.Replicas = a.Count // a budget cut: always awaits approval
+	default: // a budget cut below the minimum: it awaits approval, then drains (see cut)
+		rec.Target.Replicas = a.Count
+		v := cutVictims(b, a.Count)
+		if len(v) == 0 {
+			return rec, false
+		}
+		rec.Target.Location, rec.Target.Market, rec.Target.Offer = v[0].Location, v[0].Market, v[0].Offer
 	}
 	return rec, true
 }

@@ -15,30 +15,57 @@ type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now().UTC() }
 
-// Verdict is a gate's answer on one proposed action.
-type Verdict string
-
-// The verdicts a Gate can give.
-const (
-	Allow   Verdict = "allow"   // apply it now
-	Pending Verdict = "pending" // hold it until Approve or Reject is called
-	Block   Verdict = "block"   // drop it (a policy forbids it)
-)
-
-// Proposal is one action put to a gate, with what it costs.
+// Proposal is what one planning pass wants to do, put to a gate as a whole, so that a budget
+// judges the net change of a plan (a move's launch with the saving of the replica it replaces, a
+// team's workloads together) rather than one action at a time.
 type Proposal struct {
-	Workload    string
-	Team        string
-	Action      placement.Action
-	CostBefore  float64 // the workload's spend per hour now
-	CostPerHour float64 // the change the action makes
+	At    time.Time
+	Plans []WorkloadPlan
 }
 
-// Gate reviews actions before they are applied: budget policies, approvals in Slack. It is the
-// seam for issue 8; the default allows everything except actions the planner itself marks as
-// needing approval, which wait for Approve.
+// WorkloadPlan is one workload's part of a pass: its new actions and what they change.
+type WorkloadPlan struct {
+	PlanID     string
+	Workload   string
+	Team       string
+	Actions    []placement.Action
+	CostBefore float64 // the workload's spend per hour now
+	// Replaced are, by launch action id, the replicas a launch takes the place of: a move's old
+	// replica (drained once the new one is ready, make-before-break) or a reclaimed one (gone at
+	// its deadline). Their saving belongs to the launch.
+	Replaced map[string][]Rep
+}
+
+// Net is the change in spend per hour once the plan is carried out and the replaced replicas
+// are gone.
+func (p WorkloadPlan) Net() float64 {
+	n := 0.0
+	for _, a := range p.Actions {
+		n += a.CostPerHour
+		for _, r := range p.Replaced[a.ID] {
+			n -= r.PricePerHour
+		}
+	}
+	return n
+}
+
+// Ruling is a gate's answer on a proposal: the actions it drops, and the sets of actions that
+// wait for an approval, each applied or dropped as a whole. Actions in neither go ahead.
+type Ruling struct {
+	Blocked []string
+	Holds   []Hold // the gate fills Actions, Reasons, Policies, Approvers and Timeout
+}
+
+// Gate reviews each pass's actions before they are applied: budget policies, approvals in Slack.
 type Gate interface {
-	Review(ctx context.Context, p Proposal) (Verdict, error)
+	Review(ctx context.Context, p Proposal) (Ruling, error)
+}
+
+// Asker is a Gate that asks people about its holds. The arbiter calls Ask once a hold is recorded,
+// and for every hold in the books when it takes the lead, so a question outlives the arbiter that
+// asked it. Ask must not block (the arbiter holds its lock) and asks each hold id once.
+type Asker interface {
+	Ask(ctx context.Context, h Hold)
 }
 
 // Caps provides the budget caps the planner must respect (spend per hour by scope).
@@ -46,15 +73,26 @@ type Caps interface {
 	Caps(ctx context.Context) ([]placement.Budget, error)
 }
 
-// NoGate is the default gate.
+// NoGate is the default gate: it holds the actions the planner marks as needing approval (a cut
+// below a workload's minimum), one hold per workload with no timeout, until Decide is called.
 type NoGate struct{}
 
-// Review allows everything that does not need approval.
-func (NoGate) Review(_ context.Context, p Proposal) (Verdict, error) {
-	if p.Action.NeedsApproval {
-		return Pending, nil
+// Review holds what the planner marks as needing approval and allows the rest.
+func (NoGate) Review(_ context.Context, p Proposal) (Ruling, error) {
+	var r Ruling
+	for _, wp := range p.Plans {
+		var h Hold
+		for _, a := range wp.Actions {
+			if a.NeedsApproval {
+				h.Actions = append(h.Actions, a.ID)
+			}
+		}
+		if len(h.Actions) > 0 {
+			h.Reasons = []string{"cutting " + wp.Workload + " below its minimum needs an approval"}
+			r.Holds = append(r.Holds, h)
+		}
 	}
-	return Allow, nil
+	return r, nil
 }
 
 // NoCaps is the default: no budget caps.

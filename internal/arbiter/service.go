@@ -241,7 +241,8 @@ func (s *Service) keepLease(ctx context.Context) {
 	}
 }
 
-// stepUp loads every book and resumes the actions left in flight.
+// stepUp loads every book, resumes the actions left in flight and asks again about the actions
+// held for approval.
 func (s *Service) stepUp(ctx context.Context) error {
 	bs, err := s.store.load(ctx)
 	if err != nil {
@@ -249,10 +250,12 @@ func (s *Service) stepUp(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.books, s.leading, s.planner = bs, true, nil
+	holds := s.holds()
+	s.ask(ctx, holds) // questions asked by an earlier leader: resumed with their deadlines
 	s.mu.Unlock()
 	s.m.leader.Set(1)
 	epoch, _ := s.lease.valid()
-	s.log.Info("leading", "epoch", epoch, "workloads", len(bs))
+	s.log.Info("leading", "epoch", epoch, "workloads", len(bs), "approvals_pending", len(holds))
 	for w, b := range bs {
 		if len(b.Actions) > 0 {
 			s.dispatch(w)

@@ -19,6 +19,8 @@ type Change struct {
 	Provider string // empty for a scale action, which spans the workload's locations
 	Location string
 	// USDPerHour is the change in spend per hour once the action is applied (negative for cuts).
+	// A launch that replaces a replica (a move, a reclaim's replacement) comes with a second
+	// change of the same ActionID and kind drain: the replaced replica's saving, where it runs.
 	USDPerHour float64
 	// BelowMinimum marks a cut the planner would make below the workload's minimum: it is never
 	// applied without an approval.
@@ -33,7 +35,7 @@ type Plan struct {
 	Changes  []Change
 }
 
-// Rise is the change in spend per hour of the plan's changes inside scope.
+// Rise is the net change in spend per hour of the plan's changes inside scope.
 func (p Plan) Rise(sc Scope) float64 {
 	r := 0.0
 	for _, c := range p.Changes {
@@ -72,6 +74,8 @@ type Verdict struct {
 	Approve   []string // ids of actions that wait for an approval
 	Approvers []string // Slack user or group ids that may approve; union over the policies
 	Timeout   time.Duration
+	// Holds group the actions in Approve: each hold is asked once and decided as a whole.
+	Holds []Hold
 }
 
 // replacement reasons add no capacity: they replace what was lost, moved or disqualified, so
@@ -187,49 +191,96 @@ func (g *Gate) Caps(now time.Time) []placement.Budget {
 	return out
 }
 
-// Review decides whether a plan may be applied as it is. Cuts below a workload's minimum always
-// wait for an approval; a plan rising more than a policy's approve_over while approval is
-// required waits too; actions that add capacity while block-scale-up holds are blocked. The
-// context is unused: it keeps the signature of a gate that would ask elsewhere.
-func (g *Gate) Review(_ context.Context, plan Plan, now time.Time) Verdict {
+// Review decides whether the plans of one planning pass may be applied as they are. A policy
+// judges the net change in spend per hour inside its scope, summed over every plan it covers: a
+// move's launch counts with the saving of the replica it replaces, and a team's workloads count
+// together. Cuts below a workload's minimum always wait for an approval; plans rising more than a
+// policy's approve_over while approval is required wait too; actions that add capacity while
+// block-scale-up holds are blocked. Actions that wait for the same approval form one Hold, applied
+// or dropped together. The context is unused: it keeps the signature of a gate that would ask
+// elsewhere.
+func (g *Gate) Review(_ context.Context, plans []Plan, now time.Time) Verdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var v verdictBuilder
 	covered := map[string]bool{}
 	for _, p := range g.policies {
-		if !slices.ContainsFunc(plan.Changes, func(c Change) bool { return plan.inScope(p.Scope, c) }) {
+		if !slices.ContainsFunc(plans, func(pl Plan) bool { return pl.touches(p.Scope) }) {
 			continue
 		}
 		s, _ := g.current(p, now)
-		for _, c := range plan.Changes {
-			if c.BelowMinimum && plan.inScope(p.Scope, c) {
-				covered[c.ActionID] = true
-				v.approve(p, c.ActionID, fmt.Sprintf("budget %q: cutting %s below its minimum needs an approval", p.Name, plan.Workload))
+		for _, pl := range plans {
+			for _, c := range pl.Changes {
+				if c.BelowMinimum && pl.inScope(p.Scope, c) {
+					covered[c.ActionID] = true
+					v.approve(p, []string{c.ActionID}, fmt.Sprintf("budget %q: cutting %s below its minimum needs an approval", p.Name, pl.Workload))
+				}
 			}
 		}
 		if s.Active(BlockScaleUp) || s.Active(ScaleToFloor) {
-			for _, c := range plan.Changes {
-				if grows(c) && plan.inScope(p.Scope, c) {
-					v.block(p, c.ActionID, fmt.Sprintf("budget %q: scale-up blocked at %s of %.0f %s this %s",
-						p.Name, reachedOf(s, BlockScaleUp, ScaleToFloor), p.Limit, p.Currency, p.Period))
+			for _, pl := range plans {
+				for _, c := range pl.Changes {
+					if grows(c) && pl.inScope(p.Scope, c) {
+						v.block(p, c.ActionID, fmt.Sprintf("budget %q: scale-up blocked at %s of %.0f %s this %s",
+							p.Name, reachedOf(s, BlockScaleUp, ScaleToFloor), p.Limit, p.Currency, p.Period))
+					}
 				}
 			}
 		}
-		if rise := plan.Rise(p.Scope); approvalRequired(p, s) && rise > float64(p.ApproveOver) && rise > 0 {
-			for _, c := range plan.Changes {
-				if c.USDPerHour > 0 && plan.inScope(p.Scope, c) {
-					v.approve(p, c.ActionID, fmt.Sprintf("budget %q: the plan adds %.2f %s/h, over the %s allowed without approval",
-						p.Name, rise, p.Currency, p.ApproveOver))
-				}
-			}
+		if rise := riseOf(plans, p.Scope); approvalRequired(p, s) && rise > float64(p.ApproveOver) && rise > 0 {
+			v.approve(p, rising(plans, p.Scope), fmt.Sprintf("budget %q: the plan adds %.2f %s/h net, over the %s allowed without approval",
+				p.Name, rise, p.Currency, p.ApproveOver))
 		}
 	}
-	for _, c := range plan.Changes {
-		if c.BelowMinimum && !covered[c.ActionID] {
-			v.approve(Policy{}, c.ActionID, fmt.Sprintf("cutting %s below its minimum needs an approval, and no budget policy names approvers", plan.Workload))
+	for _, pl := range plans {
+		for _, c := range pl.Changes {
+			if c.BelowMinimum && !covered[c.ActionID] {
+				v.approve(Policy{}, []string{c.ActionID}, fmt.Sprintf("cutting %s below its minimum needs an approval, and no budget policy names approvers", pl.Workload))
+			}
 		}
 	}
 	return v.verdict()
+}
+
+// touches reports whether any change of the plan falls in sc.
+func (p Plan) touches(sc Scope) bool {
+	return slices.ContainsFunc(p.Changes, func(c Change) bool { return p.inScope(sc, c) })
+}
+
+// riseOf is the net change in spend per hour of every plan inside scope.
+func riseOf(plans []Plan, sc Scope) float64 {
+	r := 0.0
+	for _, pl := range plans {
+		r += pl.Rise(sc)
+	}
+	return r
+}
+
+// rising lists the actions an approval of a rise in sc covers: those in scope that add spend, and
+// in each of their plans the drains that finish a move (the break half of make-before-break), so a
+// move is approved or dropped whole.
+func rising(plans []Plan, sc Scope) []string {
+	var ids []string
+	for _, pl := range plans {
+		moves := false
+		for _, c := range pl.Changes {
+			if c.USDPerHour > 0 && pl.inScope(sc, c) {
+				ids = addOnce(ids, c.ActionID)
+				moves = moves || c.Kind == placement.ActionLaunch && isMove(c.Reason)
+			}
+		}
+		for _, c := range pl.Changes {
+			if moves && c.Kind == placement.ActionDrain && isMove(c.Reason) {
+				ids = addOnce(ids, c.ActionID)
+			}
+		}
+	}
+	return ids
+}
+
+// isMove: the reasons a launch replaces a live replica that is then drained.
+func isMove(r placement.Reason) bool {
+	return r == placement.ReasonCheaperOffer || r == placement.ReasonResidency
 }
 
 // approvalRequired: a reached require-approval threshold, or approve_over on a policy that has

@@ -81,7 +81,7 @@ func TestReview(t *testing.T) {
 				ps = []Policy{gatePolicy()}
 			}
 			g, now := gateAt(tt.perHour, ps...)
-			v := g.Review(context.Background(), tt.plan, now)
+			v := g.Review(context.Background(), []Plan{tt.plan}, now)
 			if v.Outcome != tt.wantOutcome || !reflect.DeepEqual(v.Blocked, tt.wantBlocked) ||
 				!reflect.DeepEqual(v.Approve, tt.wantApprove) || !reflect.DeepEqual(v.Approvers, tt.wantApprovers) ||
 				v.Timeout != tt.wantTimeout {
@@ -90,6 +90,63 @@ func TestReview(t *testing.T) {
 			}
 			if tt.wantOutcome != Allow && len(v.Reasons) == 0 {
 				t.Error("a held plan carries no reason")
+			}
+		})
+	}
+}
+
+// TestReviewJudgesTheNetChange: approve_over applies to what a pass adds in scope net of what it
+// saves (a move's launch with the replica it replaces; a team's workloads together), and the
+// actions of one approval are held as one.
+func TestReviewJudgesTheNetChange(t *testing.T) {
+	team := gatePolicy()
+	team.Name, team.Scope = "search-daily", Scope{Team: "search"}
+	team.Thresholds = team.Thresholds[:1] // approve_over always holds
+	llm := team
+	llm.Name, llm.Scope = "llm-daily", Scope{Workload: "llm"}
+	moveLaunch := launch("mv", placement.ReasonCheaperOffer, 10)
+	replaced := Change{ActionID: "mv", Kind: placement.ActionDrain, Reason: placement.ReasonCheaperOffer,
+		Provider: "gcp", Location: "gcp-usc1", USDPerHour: -9}
+	moveDrain := Change{ActionID: "dr", Kind: placement.ActionDrain, Reason: placement.ReasonCheaperOffer,
+		Provider: "gcp", Location: "gcp-usc1", USDPerHour: -9}
+	tests := []struct {
+		name      string
+		policies  []Policy
+		plans     []Plan
+		wantHolds [][]string
+	}{
+		{"a move rising 1/h net goes through", []Policy{llm},
+			[]Plan{{Workload: "llm", Team: "search", Changes: []Change{moveLaunch, replaced}}}, nil},
+		{"the same launch without the replaced replica is held", []Policy{llm},
+			[]Plan{{Workload: "llm", Team: "search", Changes: []Change{moveLaunch}}}, [][]string{{"mv"}}},
+		{"a held move holds its drain too", []Policy{llm},
+			[]Plan{{Workload: "llm", Team: "search", Changes: []Change{launch("up", placement.ReasonDemandUp, 8), moveLaunch, moveDrain}}},
+			[][]string{{"up", "mv", "dr"}}},
+		{"a team's workloads add up to one approval", []Policy{team},
+			[]Plan{{Workload: "llm", Team: "search", Changes: []Change{launch("a", placement.ReasonDemandUp, 4)}},
+				{Workload: "emb", Team: "search", Changes: []Change{launch("b", placement.ReasonDemandUp, 4)}}},
+			[][]string{{"a", "b"}}},
+		{"each workload alone stays under its own policy", []Policy{llm},
+			[]Plan{{Workload: "llm", Team: "search", Changes: []Change{launch("a", placement.ReasonDemandUp, 4)}},
+				{Workload: "emb", Team: "search", Changes: []Change{launch("b", placement.ReasonDemandUp, 4)}}}, nil},
+		{"overlapping policies merge into one hold", []Policy{team, llm},
+			[]Plan{{Workload: "llm", Team: "search", Changes: []Change{launch("a", placement.ReasonDemandUp, 6)}},
+				{Workload: "emb", Team: "search", Changes: []Change{launch("b", placement.ReasonDemandUp, 1)}}},
+			[][]string{{"a", "b"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, now := gateAt(1, tt.policies...)
+			v := g.Review(context.Background(), tt.plans, now)
+			var got [][]string
+			for _, h := range v.Holds {
+				got = append(got, h.Actions)
+				if len(h.Reasons) == 0 || len(h.Approvers) == 0 || h.Timeout != 20*time.Minute {
+					t.Errorf("hold %+v lacks its reasons, approvers or timeout", h)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.wantHolds) {
+				t.Errorf("holds = %v, want %v", got, tt.wantHolds)
 			}
 		})
 	}

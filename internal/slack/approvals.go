@@ -41,6 +41,20 @@ type Request struct {
 	Policies  []string
 	Approvers []string // Slack user (U…, W…) or user group (S…) ids
 	Timeout   time.Duration
+	// Deadline, when set, is when the request times out: the timeout counted from the first ask,
+	// for a request asked again after a restart. Zero: Timeout from now.
+	Deadline time.Time
+	// Posted, when set, is the message already asking: the request is resumed, not posted again.
+	Posted Posted
+	// Workloads names each action's workload where the plan spans several (by action id);
+	// actions not listed belong to Plan.Workload.
+	Workloads map[string]string
+}
+
+// Posted is where an approval message is, so that a restarted arbiter can resume it.
+type Posted struct {
+	Channel string `json:"channel,omitempty"`
+	TS      string `json:"ts,omitempty"`
 }
 
 // RequestFor builds the request for a plan event the budgets held back.
@@ -89,29 +103,42 @@ func NewApprovals(api chatAPI, channel string, pub Publisher, now func() time.Ti
 }
 
 // Ask posts the request unless one for the same plan is pending (plans are re-sent every cycle
-// with the same id).
-func (a *Approvals) Ask(ctx context.Context, req Request) error {
+// with the same id), and returns where the message is. A request that was posted before (Posted
+// set) is resumed: it is pending again, with its deadline, and its buttons count, but nothing is
+// posted or published again.
+func (a *Approvals) Ask(ctx context.Context, req Request) (Posted, error) {
 	id := req.Plan.PlanID
 	a.mu.Lock()
-	_, dup := a.pending[id]
+	old, dup := a.pending[id]
 	a.mu.Unlock()
 	if dup {
-		return nil
+		return Posted{Channel: old.channel, TS: old.ts}, nil
 	}
 	if req.Timeout <= 0 {
 		req.Timeout = budget.DefaultApprovalTimeout
 	}
-	p := &pending{req: req, deadline: a.now().Add(req.Timeout)}
-	ch, ts, err := a.api.PostMessageContext(ctx, a.channel, slack.MsgOptionText(askText(req), false),
-		slack.MsgOptionBlocks(approvalBlocks(p, nil)...))
-	if err != nil {
-		return fmt.Errorf("asking slack channel %s to approve plan %s: %w", a.channel, id, err)
+	p := &pending{req: req, deadline: req.Deadline, channel: req.Posted.Channel, ts: req.Posted.TS}
+	if p.deadline.IsZero() {
+		p.deadline = a.now().Add(req.Timeout)
 	}
-	p.channel, p.ts = ch, ts
+	resumed := p.ts != ""
+	if !resumed {
+		ch, ts, err := a.api.PostMessageContext(ctx, a.channel, slack.MsgOptionText(askText(req), false),
+			slack.MsgOptionBlocks(approvalBlocks(p, nil)...))
+		if err != nil {
+			return Posted{}, fmt.Errorf("asking slack channel %s to approve plan %s: %w", a.channel, id, err)
+		}
+		p.channel, p.ts = ch, ts
+	}
 	a.mu.Lock()
 	a.pending[id] = p
 	a.mu.Unlock()
-	return a.publish(ctx, req.Plan, events.ActionAwaitingApproval, "bursar", a.now(), strings.Join(req.Reasons, "; "))
+	at := Posted{Channel: p.channel, TS: p.ts}
+	if resumed {
+		a.log.Info("approval request resumed", "plan", id, "deadline", p.deadline)
+		return at, nil
+	}
+	return at, a.publish(ctx, req, events.ActionAwaitingApproval, "bursar", a.now(), strings.Join(req.Reasons, "; "))
 }
 
 // Pending lists the plan ids waiting for an answer.
@@ -206,7 +233,7 @@ func (a *Approvals) decide(ctx context.Context, id string, status events.ActionS
 		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
 	}
 	d := Decision{Plan: p.req.Plan, Status: status, Actor: actor, At: a.now().UTC(), Detail: detail}
-	err := a.publish(ctx, p.req.Plan, status, actor, d.At, detail)
+	err := a.publish(ctx, p.req, status, actor, d.At, detail)
 	if _, _, _, uerr := a.api.UpdateMessageContext(ctx, p.channel, p.ts, slack.MsgOptionText(decidedText(p, d), false),
 		slack.MsgOptionBlocks(approvalBlocks(p, &d)...)); uerr != nil {
 		a.log.Warn("updating the approval message", "plan", id, "err", uerr)
@@ -269,12 +296,20 @@ func concerned(plan events.PlanDecided) []events.PlanAction {
 	return out
 }
 
-func (a *Approvals) publish(ctx context.Context, plan events.PlanDecided, status events.ActionStatus, actor string, at time.Time, detail string) error {
+// publish sends one action.updated per action concerned. The event id names the action and the
+// step only (as the arbiter's own step events do), so the same step published by both is kept once.
+func (a *Approvals) publish(ctx context.Context, req Request, status events.ActionStatus, actor string, at time.Time, detail string) error {
+	plan := req.Plan
 	var errs []error
 	for _, act := range concerned(plan) {
-		e := &events.ActionUpdated{Meta: events.Meta{At: at.UTC()}, Workload: plan.Workload, ActionID: act.ID,
+		w := plan.Workload
+		if o, ok := req.Workloads[act.ID]; ok {
+			w = o
+		}
+		e := &events.ActionUpdated{Meta: events.Meta{At: at.UTC()}, Workload: w, ActionID: act.ID,
 			PlanID: plan.PlanID, Status: status, Kind: act.Kind, Location: act.Location, Offer: act.Offer,
 			Market: act.Market, Replicas: act.Replicas, Reason: act.Reason, Actor: actor, Detail: detail}
+		e.ID = events.ID(&events.ActionUpdated{Workload: w, ActionID: act.ID, Status: status})
 		if err := a.pub.Publish(ctx, events.Stamp(e)); err != nil {
 			errs = append(errs, fmt.Errorf("publishing %s of action %s: %w", status, act.ID, err))
 		}

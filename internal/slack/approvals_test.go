@@ -2,12 +2,16 @@ package slack
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
+
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -15,7 +19,7 @@ func ask(t *testing.T, r *rig, id string, approvers ...string) {
 	t.Helper()
 	req := Request{Plan: plan(id), Reasons: []string{`budget "llm-daily": cutting llm below its minimum needs an approval`},
 		Policies: []string{"llm-daily"}, Approvers: approvers, Timeout: 30 * time.Minute}
-	if err := r.approvals.Ask(context.Background(), req); err != nil {
+	if _, err := r.approvals.Ask(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -167,7 +171,7 @@ func TestRefusedRequestsChangeNothing(t *testing.T) {
 func TestAskFailsWhenSlackRefuses(t *testing.T) {
 	r := newRig(t)
 	r.slack.FailNext("chat.postMessage", "channel_not_found")
-	err := r.approvals.Ask(context.Background(), Request{Plan: plan("p"), Approvers: []string{"U0APPROVER"}})
+	_, err := r.approvals.Ask(context.Background(), Request{Plan: plan("p"), Approvers: []string{"U0APPROVER"}})
 	if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
 		t.Fatalf("err = %v", err)
 	}
@@ -178,5 +182,46 @@ func TestAskFailsWhenSlackRefuses(t *testing.T) {
 	ask(t, r, "p", "U0APPROVER")
 	if got := r.approvals.Pending(); !reflect.DeepEqual(got, []string{"p"}) {
 		t.Errorf("pending = %v", got)
+	}
+}
+
+// TestResumedRequestKeepsItsMessageAndDeadline: approvals restarted with a request's message and
+// first deadline (as a new arbiter leader asks again) post nothing new, take the old message's
+// buttons and time out when the first ask said, not a full timeout after the restart.
+func TestResumedRequestKeepsItsMessageAndDeadline(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	req := Request{Plan: plan("plan-1"), Approvers: []string{"U0APPROVER"}, Timeout: 30 * time.Minute}
+	at, err := r.approvals.Ask(ctx, req)
+	if err != nil || at.TS == "" || at.Channel != channel {
+		t.Fatalf("Ask = %+v, %v", at, err)
+	}
+	deadline := r.clock.Now().Add(30 * time.Minute)
+
+	r.clock.Add(20 * time.Minute)
+	fresh := NewApprovals(slack.New(testToken, slack.OptionAPIURL(r.slack.URL)), channel, bus.NewPublisher(r.env.JS),
+		r.clock.Now, slog.New(slog.DiscardHandler))
+	req.Deadline, req.Posted = deadline, at
+	again, err := fresh.Ask(ctx, req)
+	if err != nil || again != at {
+		t.Fatalf("resumed Ask = %+v, %v; want %+v", again, err, at)
+	}
+	if n := len(r.slack.Messages()); n != 1 {
+		t.Errorf("%d slack messages after resuming, want the first one only", n)
+	}
+	r.clock.Add(9 * time.Minute)
+	fresh.Sweep(ctx)
+	if got := fresh.Pending(); !reflect.DeepEqual(got, []string{"plan-1"}) {
+		t.Fatalf("pending before the first deadline = %v", got)
+	}
+	r.clock.Add(time.Minute)
+	fresh.Sweep(ctx)
+	msgs := r.slack.Messages()
+	if len(fresh.Pending()) != 0 || msgs[len(msgs)-1].Method != "chat.update" || msgs[len(msgs)-1].TS != at.TS {
+		t.Errorf("at the first deadline: pending %v, last message %+v", fresh.Pending(), msgs[len(msgs)-1])
+	}
+	want := []string{"plan-1:awaiting_approval:bursar", "plan-1:rejected:timeout"}
+	if got := statuses(r.updates()); !reflect.DeepEqual(got, want) {
+		t.Errorf("action.updated = %v, want %v", got, want)
 	}
 }
