@@ -208,6 +208,11 @@ func (r *reclaims) tick(now time.Time) []slack.Alert {
 		}
 	}
 	r.spare = slices.DeleteFunc(r.spare, func(p *replacement) bool { return now.Sub(p.a.At) > lateGrace })
+	for k, g := range r.groups { // no longer reported (a deployment removed): it runs nothing we know of
+		if now.Sub(g.at) > 2*lateGrace {
+			delete(r.groups, k)
+		}
+	}
 	for id, at := range r.seen {
 		if now.Sub(at) > 2*lateGrace {
 			delete(r.seen, id)

@@ -85,6 +85,9 @@ func TestTrackerReclaims(t *testing.T) {
 		{"a notice where the fleet runs nothing is nobody's", []step{
 			ev(running("llm", usc1, a3, events.Spot, 2, 0)), ev(reclaim("i-9", 0, 2*time.Minute)), tick(time.Hour)},
 			nil},
+		{"a group no longer reported runs nothing", append(before(),
+			tick(2*time.Hour), ev(reclaim("i-1", 2*time.Hour, 2*time.Hour+2*time.Minute)), tick(3*time.Hour)),
+			nil},
 		{"the applied step re-sent counts once", append(before(),
 			ev(reclaim("i-1", 0, 2*time.Minute)), ev(reclaim("i-2", time.Second, 2*time.Minute)),
 			ev(launched("llm", "r1", 1, 5*time.Second)), ev(launched("llm", "r1", 1, 6*time.Second)),
