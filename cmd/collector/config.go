@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -166,7 +165,7 @@ func fieldError(name string, doc *yaml.Node, path, problem string) error {
 	if path == "location" || strings.HasSuffix(path, ".location") {
 		problem += " (or set location: once at the top of the file)"
 	}
-	return fmt.Errorf("%s:%d: field %q: %s", name, lineOfPath(doc, path), path, problem)
+	return fmt.Errorf("%s:%d: field %q: %s", name, yamlstrict.Line(doc, path), path, problem)
 }
 
 // expandEnv replaces ${NAME} in a top-level default with the environment variable, so one
@@ -267,36 +266,6 @@ func pathAtLine(n *yaml.Node, line int, at string) string {
 		}
 	}
 	return found
-}
-
-var pathPart = regexp.MustCompile(`[^.\[\]]+|\[\d+\]`)
-
-// lineOfPath is the line of the deepest part of path that the document holds: the key's line
-// for a mapping entry, the item's line for a sequence index.
-func lineOfPath(doc *yaml.Node, path string) int {
-	line, n := 1, doc
-	for _, part := range pathPart.FindAllString(path, -1) {
-		if n == nil {
-			break
-		}
-		next := (*yaml.Node)(nil)
-		switch {
-		case strings.HasPrefix(part, "[") && n.Kind == yaml.SequenceNode:
-			if i, _ := strconv.Atoi(strings.Trim(part, "[]")); i < len(n.Content) {
-				next = n.Content[i]
-				line = next.Line
-			}
-		case n.Kind == yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == part {
-					next = n.Content[i+1]
-					line = n.Content[i].Line
-				}
-			}
-		}
-		n = next
-	}
-	return line
 }
 
 // pricesDocument cuts the prices section out of the file as a document of its own with every

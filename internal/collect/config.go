@@ -90,20 +90,11 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		}
 		sc.line = n.Line
 		if field, err := sc.check(); err != nil {
-			return Config{}, fmt.Errorf("%s:%d: source %d, field %q: %w", name, lineOf(n, field), i+1, field, err)
+			return Config{}, fmt.Errorf("%s:%d: source %d, field %q: %w", name, yamlstrict.Line(n, field), i+1, field, err)
 		}
 		cfg.Sources = append(cfg.Sources, sc)
 	}
 	return cfg, nil
-}
-
-func lineOf(n *yaml.Node, field string) int {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == field {
-			return n.Content[i].Line
-		}
-	}
-	return n.Line
 }
 
 func (sc SourceConfig) check() (string, error) {

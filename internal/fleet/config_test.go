@@ -67,6 +67,8 @@ func TestBadFilesSayWhereAndWhat(t *testing.T) {
 		{"max below min once", strings.Replace(base, "{min: 1}", "{min: 3, max: 2}", 1), 9, "max 2 is below min 3"},
 		{"bad market", base + "    markets: [spot, preemptible]\n", 10, `unknown market "preemptible"`},
 		{"no gpu count", strings.Replace(base, "count: 1", "count: 0", 1), 8, "field workloads[0].gpu.count"},
+		{"no gpu models, block style", strings.Replace(base, "{models: [H100-80GB], count: 1}", "\n      count: 1", 1), 8,
+			"field workloads[0].gpu: give gpu.models"},
 		{"webhook without secret", strings.Replace(base, "{kind: sim}", "{kind: webhook, url: 'https://x.example/h'}", 1), 5, "secret_env"},
 		{"kube without object", strings.Replace(base, "{kind: sim}", "{kind: kubernetes, context: c}", 1) + "    markets: [spot]\n", 0, "name the Deployment object that holds spot replicas"},
 		{"duplicate workload", base + "  - name: svc\n    gpu: {models: [x], count: 1}\n", 10, `workload "svc" is defined twice`},

@@ -57,7 +57,7 @@ func Parse(data []byte, name string) (*Config, error) {
 	if err := cfg.check(); err != nil {
 		var pe *pathError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: name, Line: lineAt(&root, pe.path), Field: pe.field(), Msg: pe.msg}
+			return nil, &Error{File: name, Line: yamlstrict.Line(&root, pe.field()), Field: pe.field(), Msg: pe.msg}
 		}
 		return nil, &Error{File: name, Msg: err.Error()}
 	}
@@ -114,38 +114,3 @@ func (e *pathError) field() string {
 }
 
 func fail(msg string, path ...any) error { return &pathError{path: path, msg: msg} }
-
-// lineAt finds the line of the deepest node along path (map keys and sequence indices).
-func lineAt(n *yaml.Node, path []any) int {
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := n.Line
-	for _, p := range path {
-		next := child(n, p)
-		if next == nil {
-			return line
-		}
-		n, line = next, next.Line
-	}
-	return line
-}
-
-func child(n *yaml.Node, p any) *yaml.Node {
-	switch v := p.(type) {
-	case string:
-		if n.Kind != yaml.MappingNode {
-			return nil
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == v {
-				return n.Content[i+1]
-			}
-		}
-	case int:
-		if n.Kind == yaml.SequenceNode && v < len(n.Content) {
-			return n.Content[v]
-		}
-	}
-	return nil
-}

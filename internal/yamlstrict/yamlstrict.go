@@ -107,3 +107,45 @@ func Error(file string, err error) error {
 	}
 	return errors.New(strings.Join(lines, "\n"))
 }
+
+var pathPart = regexp.MustCompile(`[^.\[\]]+|\[\d+\]`)
+
+// Line is the line of the deepest part of path (such as "workloads[1].replicas.min") that n
+// holds: a mapping entry's key line, a sequence item's line, and n's own line when it holds none
+// of it, so a check that fails on a missing field points at the section that lacks it. n may be
+// a document node or any node under it; a nil n (an empty file) is line 1.
+func Line(n *yaml.Node, path string) int {
+	if n == nil {
+		return 1
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, part := range pathPart.FindAllString(path, -1) {
+		next, at := child(n, part)
+		if next == nil {
+			break
+		}
+		n, line = next, at
+	}
+	return line
+}
+
+// child is the node under n that part ("key" or "[i]") names, and the line that names it.
+func child(n *yaml.Node, part string) (*yaml.Node, int) {
+	switch {
+	case strings.HasPrefix(part, "["):
+		i, _ := strconv.Atoi(strings.Trim(part, "[]"))
+		if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+			return n.Content[i], n.Content[i].Line
+		}
+	case n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == part {
+				return n.Content[i+1], n.Content[i].Line
+			}
+		}
+	}
+	return nil, 0
+}

@@ -135,3 +135,41 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestLine(t *testing.T) {
+	const doc = `locations:
+  - name: a
+    actuator:
+      kind: sim
+  - {name: b, region: r}
+workloads: []
+`
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		node     *yaml.Node
+		path     string
+		wantLine int
+	}{
+		{name: "key", node: &root, path: "workloads", wantLine: 6},
+		{name: "nested block: the key's line", node: &root, path: "locations[0].actuator", wantLine: 3},
+		{name: "deep key", node: &root, path: "locations[0].actuator.kind", wantLine: 4},
+		{name: "flow item", node: &root, path: "locations[1].region", wantLine: 5},
+		{name: "missing field: its section", node: &root, path: "locations[1].provider", wantLine: 5},
+		{name: "index past the end: the list's key", node: &root, path: "locations[7].name", wantLine: 1},
+		{name: "index into a mapping", node: &root, path: "workloads.x", wantLine: 6},
+		{name: "empty path", node: &root, path: "", wantLine: 1},
+		{name: "from a node", node: root.Content[0].Content[1].Content[1], path: "region", wantLine: 5},
+		{name: "empty file", node: nil, path: "locations", wantLine: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := yamlstrict.Line(tt.node, tt.path); got != tt.wantLine {
+				t.Errorf("Line(%q) = %d, want %d", tt.path, got, tt.wantLine)
+			}
+		})
+	}
+}
