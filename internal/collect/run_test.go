@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/robfig/cron/v3"
 
 	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/pricing"
@@ -143,9 +144,20 @@ func TestRunSchedules(t *testing.T) {
 		if src.calls[0] != start {
 			t.Errorf("first run at +%v, want at start", src.calls[0].Sub(start))
 		}
-		for i, g := range src.gaps() {
-			if g < 10*time.Minute || g >= 10*time.Minute+30*time.Second {
-				t.Errorf("gap %d = %v, want within [10m, 10m30s)", i, g)
+		// Each run is at its scheduled time plus up to 30 s of jitter. The scheduled time is the
+		// cron schedule's next after the previous run, and cron's @every rounds that down to the
+		// second, so a gap may fall short of 10m by less than a second.
+		every, err := cron.ParseStandard(job.Schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(src.calls); i++ {
+			due := every.Next(src.calls[i-1])
+			if at := src.calls[i]; at.Before(due) || !at.Before(due.Add(job.Jitter)) {
+				t.Errorf("run %d at +%v, want within [%v, %v)", i, at.Sub(start), due.Sub(start), due.Add(job.Jitter).Sub(start))
+			}
+			if g := src.calls[i].Sub(src.calls[i-1]); g < 10*time.Minute-time.Second || g >= 10*time.Minute+30*time.Second {
+				t.Errorf("gap %d = %v, want within [9m59s, 10m30s)", i, g)
 			}
 		}
 	})
