@@ -9,10 +9,16 @@ import (
 // the placement bucket is the record the arbiter resumes from, and the event, whose id is derived
 // from the action and the step, is the audit trail (a re-sent step is dropped as a duplicate).
 func (s *Service) announce(rec Record, workload string, st events.ActionStatus, detail string) {
+	s.announceBy(rec, workload, st, "arbiter/"+s.o.Identity, detail)
+}
+
+// announceBy announces a step someone else took: an approval's decision, by the Slack user who
+// decided or "timeout", as the approvals announce the same step.
+func (s *Service) announceBy(rec Record, workload string, st events.ActionStatus, actor, detail string) {
 	e := &events.ActionUpdated{Meta: events.Meta{At: s.o.Clock.Now()}, Workload: workload, ActionID: rec.Target.ActionID,
 		PlanID: rec.PlanID, Status: st, Kind: rec.Target.Kind, Location: rec.Target.Location, Offer: rec.Target.Offer,
 		Market: marketOr(rec.Target.Market), Replicas: rec.Target.Replicas, Reason: rec.Target.Reason,
-		Actor: "arbiter/" + s.o.Identity, Detail: detail}
+		Actor: actor, Detail: detail}
 	// The id names the action and the step, not the time: a step re-announced after a restart is
 	// the same fact.
 	e.ID = events.ID(&events.ActionUpdated{Workload: workload, ActionID: rec.Target.ActionID, Status: st})

@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -60,7 +61,7 @@ func (b *Budgets) askLoop(ctx context.Context) {
 			case !h.Deadline.IsZero() && !b.o.Clock.Now().Before(h.Deadline):
 				b.o.Log.Warn("could not ask for approval before the timeout; rejecting", "hold", h.ID,
 					"workloads", h.Workloads(), "err", err)
-				b.decide(ctx, h.ID, events.ActionRejected, "timeout")
+				_ = b.decide(ctx, h.ID, events.ActionRejected, "timeout") // logged there
 			default:
 				b.o.Log.Warn("could not ask for approval; will retry", "hold", h.ID, "err", err)
 				again = append(again, h)
@@ -80,25 +81,25 @@ func (b *Budgets) posted(ctx context.Context, h Hold, at slack.Posted) {
 	}
 }
 
-// Decided applies an approval's outcome: set it as the Approvals' OnDecision. The decision was
-// already published (with the deciding Slack user) as action.updated; the arbiter's own step
-// events carry the same ids and are dropped as duplicates.
-func (b *Budgets) Decided(ctx context.Context, d slack.Decision) {
-	b.decide(ctx, d.Plan.PlanID, d.Status, d.Actor)
+// Decided applies an approval's outcome: set it as the Approvals' OnDecision. An error says this
+// arbiter could not apply it (it does not lead, or the hold is gone).
+func (b *Budgets) Decided(ctx context.Context, d slack.Decision) error {
+	return b.decide(ctx, d.Plan.PlanID, d.Status, d.Actor)
 }
 
-func (b *Budgets) decide(ctx context.Context, id string, st events.ActionStatus, who string) {
-	dec := b.decider()
-	if dec == nil {
-		b.o.Log.Error("an approval was decided before the arbiter was attached; it is lost", "hold", id)
-		return
-	}
+func (b *Budgets) decide(ctx context.Context, id string, st events.ActionStatus, who string) error {
 	b.mu.Lock()
 	delete(b.asked, id)
 	b.mu.Unlock()
+	dec := b.decider()
+	if dec == nil {
+		return errors.New("the arbiter is not attached to its budgets yet")
+	}
 	if err := dec.Decide(ctx, id, st == events.ActionApproved, who); err != nil {
 		b.o.Log.Warn("applying an approval decision", "hold", id, "status", st, "err", err)
+		return err
 	}
+	return nil
 }
 
 func (b *Budgets) decider() Decider {

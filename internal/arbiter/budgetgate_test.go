@@ -289,7 +289,7 @@ func TestHeldPlanSurvivesARestart(t *testing.T) {
 	}
 
 	br.clock.Advance(4 * time.Minute)
-	br.proc = br.startProc(t, "a1") // the restarted process
+	br.proc = br.startProc(t, "a2") // another arbiter takes the lead once the lease lapses
 	if got := br.asked(t, 1); got[0] != hold {
 		t.Fatalf("pending after the restart %v, want %s", got, hold)
 	}

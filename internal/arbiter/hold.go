@@ -85,11 +85,12 @@ var ErrNoHold = errors.New("no such approval is pending")
 // errNotLeading refuses a decision an arbiter cannot apply.
 var errNotLeading = errors.New("this arbiter does not lead; the leader applies approvals")
 
-// step is an action.updated to publish once the books are saved.
+// step is an action.updated to publish once the books are saved; actor empty: this arbiter.
 type step struct {
 	rec      Record
 	workload string
 	status   events.ActionStatus
+	actor    string
 	detail   string
 }
 
@@ -126,7 +127,10 @@ func (s *Service) Decide(ctx context.Context, id string, approve bool, who strin
 		}
 	}
 	for _, st := range steps {
-		s.announce(st.rec, st.workload, st.status, st.detail)
+		if st.actor == "" {
+			st.actor = "arbiter/" + s.o.Identity
+		}
+		s.announceBy(st.rec, st.workload, st.status, st.actor, st.detail)
 	}
 	for _, w := range touched {
 		s.dispatch(w)
@@ -152,12 +156,12 @@ func (s *Service) settleHold(b *Book, h Hold, approve bool, who string, now time
 				quiet = budget.DefaultApprovalTimeout
 			}
 			b.decline(r, now, now.Add(quiet))
-			out = append(out, step{r, b.Workload, events.ActionRejected, "by " + who})
+			out = append(out, step{r, b.Workload, events.ActionRejected, who, ""})
 		case r.Target.Kind == string(placement.ActionScale):
 			out = append(out, s.cut(b, id, who)...)
 		default:
 			s.enact(b, rec, now)
-			out = append(out, step{*rec, b.Workload, events.ActionApproved, "by " + who})
+			out = append(out, step{*rec, b.Workload, events.ActionApproved, who, ""})
 		}
 	}
 	return out
@@ -172,8 +176,8 @@ func (s *Service) cut(b *Book, id, who string) []step {
 	victims := cutVictims(b, base.Target.Replicas)
 	if len(victims) == 0 {
 		b.finish(id)
-		return []step{{base, b.Workload, events.ActionApproved, "by " + who},
-			{base, b.Workload, events.ActionApplied, "nothing left to cut"}}
+		return []step{{base, b.Workload, events.ActionApproved, who, ""},
+			{base, b.Workload, events.ActionApplied, "", "nothing left to cut"}}
 	}
 	var groups []actuate.Group
 	byGroup := map[actuate.Group][]Rep{}
@@ -199,7 +203,7 @@ func (s *Service) cut(b *Book, id, who string) []step {
 			}
 		}
 		r.Target.Replicas = b.count(g)
-		detail := "by " + who
+		detail := ""
 		if i == 0 {
 			*b.record(id) = r
 		} else {
@@ -207,7 +211,7 @@ func (s *Service) cut(b *Book, id, who string) []step {
 			b.Actions = append(b.Actions, r)
 			detail = "part of cut " + id + ", approved by " + who
 		}
-		out = append(out, step{r, b.Workload, events.ActionApproved, detail})
+		out = append(out, step{r, b.Workload, events.ActionApproved, who, detail})
 	}
 	return out
 }

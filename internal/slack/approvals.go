@@ -89,9 +89,11 @@ type Approvals struct {
 	pub     Publisher
 	now     func() time.Time
 	log     *slog.Logger
-	// OnDecision, when set, is called after each decision is published; the arbiter applies an
-	// approved plan there.
-	OnDecision func(context.Context, Decision)
+	// OnDecision, when set, applies each decision before it is published: the arbiter applies
+	// an approved plan there. An error says it could not be applied here (this arbiter does not
+	// lead, or the plan is gone): the request is dropped from this process, nothing is published
+	// and the message stays as it is, for the arbiter that leads to settle.
+	OnDecision func(context.Context, Decision) error
 
 	mu      sync.Mutex
 	pending map[string]*pending // by plan id
@@ -176,7 +178,11 @@ func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) er
 	if act.ActionID == ActionApprove {
 		status = events.ActionApproved
 	}
-	return a.decide(ctx, id, status, user, "")
+	err := a.decide(ctx, id, status, user, "")
+	if err != nil && !errors.Is(err, ErrNoPending) {
+		a.tell(ctx, cb, "Bursar could not apply this decision here; nothing changed. Try again in a minute.")
+	}
+	return err
 }
 
 // Sweep rejects every request whose timeout passed: no answer in time means no.
@@ -224,6 +230,7 @@ func (a *Approvals) get(id string) *pending {
 }
 
 // decide settles a pending request once: the first decision wins, later clicks find nothing.
+// The decision is applied (OnDecision) first, then published and shown on the message.
 func (a *Approvals) decide(ctx context.Context, id string, status events.ActionStatus, actor, detail string) error {
 	a.mu.Lock()
 	p := a.pending[id]
@@ -233,15 +240,17 @@ func (a *Approvals) decide(ctx context.Context, id string, status events.ActionS
 		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
 	}
 	d := Decision{Plan: p.req.Plan, Status: status, Actor: actor, At: a.now().UTC(), Detail: detail}
+	if a.OnDecision != nil {
+		if err := a.OnDecision(ctx, d); err != nil {
+			return fmt.Errorf("plan %s %s by %s was not applied: %w", id, status, actor, err)
+		}
+	}
 	err := a.publish(ctx, p.req, status, actor, d.At, detail)
 	if _, _, _, uerr := a.api.UpdateMessageContext(ctx, p.channel, p.ts, slack.MsgOptionText(decidedText(p, d), false),
 		slack.MsgOptionBlocks(approvalBlocks(p, &d)...)); uerr != nil {
 		a.log.Warn("updating the approval message", "plan", id, "err", uerr)
 	}
 	a.log.Info("approval decided", "plan", id, "workload", p.req.Plan.Workload, "status", status, "actor", actor)
-	if a.OnDecision != nil {
-		a.OnDecision(ctx, d)
-	}
 	return err
 }
 

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -223,5 +224,31 @@ func TestResumedRequestKeepsItsMessageAndDeadline(t *testing.T) {
 	want := []string{"plan-1:awaiting_approval:bursar", "plan-1:rejected:timeout"}
 	if got := statuses(r.updates()); !reflect.DeepEqual(got, want) {
 		t.Errorf("action.updated = %v, want %v", got, want)
+	}
+}
+
+// TestDecisionTheArbiterCannotApplyChangesNothing: when the arbiter refuses a decision (it no
+// longer leads), nothing is published, the message keeps its buttons and the user is told.
+func TestDecisionTheArbiterCannotApplyChangesNothing(t *testing.T) {
+	r := newRig(t)
+	r.refuse = errors.New("this arbiter does not lead")
+	ask(t, r, "plan-1", "U0APPROVER")
+	if code := r.click("U0APPROVER", ActionApprove, "plan-1"); code != http.StatusOK {
+		t.Fatalf("click: HTTP %d", code)
+	}
+	msgs := r.slack.WaitFor(t, 2)
+	if m := msgs[1]; m.Method != "chat.postEphemeral" || m.User != "U0APPROVER" || !strings.Contains(m.Text, "could not apply") {
+		t.Errorf("the approver was not told: %+v", m)
+	}
+	for _, m := range r.slack.Messages() {
+		if m.Method == "chat.update" {
+			t.Errorf("the message was updated for a decision not applied: %+v", m)
+		}
+	}
+	if got := statuses(r.updates()); !reflect.DeepEqual(got, []string{"plan-1:awaiting_approval:bursar"}) {
+		t.Errorf("action.updated = %v, want only the request", got)
+	}
+	if len(r.approvals.Pending()) != 0 {
+		t.Error("a request this process cannot settle is still pending here")
 	}
 }

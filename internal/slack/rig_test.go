@@ -53,6 +53,7 @@ type rig struct {
 	logs      *bytes.Buffer
 	mu        sync.Mutex
 	decisions []Decision
+	refuse    error // what OnDecision answers
 }
 
 func newRig(t *testing.T) *rig {
@@ -61,10 +62,11 @@ func newRig(t *testing.T) *rig {
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: r.logs}, nil))
 	api := slack.New(testToken, slack.OptionAPIURL(r.slack.URL))
 	r.approvals = NewApprovals(api, channel, bus.NewPublisher(r.env.JS), r.clock.Now, log)
-	r.approvals.OnDecision = func(_ context.Context, d Decision) {
+	r.approvals.OnDecision = func(_ context.Context, d Decision) error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.decisions = append(r.decisions, d)
+		return r.refuse
 	}
 	r.handler = NewInteractionHandler(NewVerifier(testSecret, r.clock.Now), r.approvals, log)
 	return r
