@@ -1,22 +1,31 @@
 // Command report turns Bursar's history into the numbers a platform lead and a FinOps analyst
-// ask for: cost, cost per GPU-hour and per million tokens, savings, idle GPUs, FOCUS exports.
+// ask for: cost, cost per GPU-hour and per million tokens, savings, idle GPUs, reclaims, availability,
+// commitments, FOCUS exports.
 package main
 
 import (
 	"os"
+
+	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
 )
 
 func main() {
 	var g cli.Globals
-	root := cli.Root("report", "Cost, tokens, savings and idle-GPU reports from Bursar's history",
-		`report reads Bursar's history in ClickHouse and prints reports as tables, JSON or CSV.
+	os.Exit(cli.Main(newRoot(&g)))
+}
+
+// newRoot builds the command tree.
+func newRoot(g *cli.Globals) *cobra.Command {
+	root := cli.Root("report", "Cost, tokens, savings, idle-GPU, reclaim and availability reports from Bursar's history",
+		`report reads Bursar's history in ClickHouse and prints reports as tables, JSON, CSV or markdown
+(--output table|json|csv|markdown on every report; tables and markdown add notes under the rows).
 
 It reads the ClickHouse server named by --clickhouse, or else asks the running arbiter (over
 NATS, default 127.0.0.1:4222) for the embedded store it owns.`,
-		&g, cli.DefaultNATS, "NATS URL of the running arbiter")
-	root.AddCommand(newStreamsCmd(&g), newCostCmd(&g), newTokensCmd(&g), newSavingsCmd(&g), newIdleCmd(&g),
-		newBudgetCmd(&g), newReclaimsCmd(&g), newCommitmentsCmd(&g), newFocusCmd(&g), newServeCmd(&g))
-	os.Exit(cli.Main(root))
+		g, cli.DefaultNATS, "NATS URL of the running arbiter")
+	root.AddCommand(newStreamsCmd(g), newCostCmd(g), newTokensCmd(g), newSavingsCmd(g), newIdleCmd(g),
+		newBudgetCmd(g), newReclaimsCmd(g), newAvailabilityCmd(g), newCommitmentsCmd(g), newFocusCmd(g), newServeCmd(g))
+	return root
 }

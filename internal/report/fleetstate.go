@@ -57,13 +57,13 @@ func fleetStates(ctx context.Context, q Querier, f Filter, since, end time.Time)
 		SELECT *, lagInFrame(sig, 1, toUInt64(0)) OVER (PARTITION BY workload, location, market ORDER BY at_ms
 			ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS prev_sig
 		FROM (
-			SELECT workload, location, market, any(provider) AS provider, toUnixTimestamp64Milli(at) AS at_ms,
+			SELECT workload, location, market, any(prov) AS provider, toUnixTimestamp64Milli(at) AS at_ms,
 				toInt64(sum(r)) AS ready, toInt64(sum(d)) AS desired,
 				groupArray(offer) AS offers, groupArray(gpu) AS gpus, groupArray(r) AS readys,
 				toBool(at < %[2]s) AS before,
 				cityHash64(arraySort(groupArray((offer, gpu, r, d)))) AS sig
 			FROM (
-				SELECT workload, location, market, offer, at, any(provider) AS provider, any(gpu_model) AS gpu,
+				SELECT workload, location, market, offer, at, any(provider) AS prov, any(gpu_model) AS gpu,
 					max(ready) AS r, max(desired) AS d
 				FROM %[1]s
 				WHERE %[4]s AND ((at >= %[2]s AND at < %[3]s) OR (workload, location, market, at) IN (

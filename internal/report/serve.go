@@ -106,7 +106,7 @@ func (s *Scheduler) Start(ctx context.Context, now func() time.Time) error {
 }
 
 // Named are the reports a schedule can run.
-var Named = []string{"cost", "tokens", "savings", "idle", "reclaims", "commitments"}
+var Named = []string{"cost", "tokens", "savings", "idle", "reclaims", "availability", "commitments"}
 
 // RunNamed runs one of Named with default settings.
 func RunNamed(ctx context.Context, q Querier, name string, o Options) (*Result, error) {
@@ -121,6 +121,8 @@ func RunNamed(ctx context.Context, q Querier, name string, o Options) (*Result, 
 		return Idle(ctx, q, IdleOptions{Options: o})
 	case "reclaims":
 		return Reclaims(ctx, q, o)
+	case "availability":
+		return Availability(ctx, q, AvailabilityOptions{Options: o})
 	case "commitments":
 		return Commitments(ctx, q, CommitOptions{Options: o})
 	}

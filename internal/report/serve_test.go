@@ -96,13 +96,14 @@ func scheduler(t *testing.T, reports ...string) *Scheduler {
 }
 
 func TestServeOncePrints(t *testing.T) {
-	s := scheduler(t, "cost", "reclaims")
+	s := scheduler(t, "cost", "reclaims", "availability")
 	var out bytes.Buffer
 	s.Out = &out
 	if err := s.Once(ctxT(t), at("12:30")); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Cost, ", "| aws-use1 | 27 |", "PNG would be attached", "## Reclaims, "} {
+	for _, want := range []string{"## Cost, ", "| aws-use1 | 27 |", "PNG would be attached", "## Reclaims, ",
+		"## Availability, ", "| aws-use1 | 3 | 100 | 0 | 0 |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out.String())
 		}
