@@ -1,14 +1,12 @@
 package reclaim
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,22 +55,12 @@ func answering(t *testing.T, status int) string {
 	return srv.URL
 }
 
-// syncBuffer is a log sink the watcher's goroutines and the test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// logLines is a log sink that hands each line to the test as the watcher writes it.
+type logLines chan string
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (l logLines) Write(p []byte) (int, error) {
+	l <- string(p)
+	return len(p), nil
 }
 
 // TestEndpointCredentialsNeverShow runs every watcher against endpoints carrying a user, a
@@ -118,8 +106,8 @@ func TestEndpointCredentialsNeverShow(t *testing.T) {
 				continue // an empty receive is a queue with nothing in it, not a failure
 			}
 			t.Run(kind+"/"+state, func(t *testing.T) {
-				var logs syncBuffer
-				d := Deps{Publisher: newRecorder(), Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+				logs := make(logLines, 64)
+				d := Deps{Publisher: newRecorder(), Logger: slog.New(slog.NewTextHandler(logs, nil))}
 				w := build(withCredentials(service(t)), d)
 				err := w.poll(context.Background())
 				if err == nil {
@@ -128,34 +116,40 @@ func TestEndpointCredentialsNeverShow(t *testing.T) {
 				if sec := showsSecret(err.Error()); sec != "" {
 					t.Errorf("poll error shows %q: %v", sec, err)
 				}
-				runUntilLogged(t, w.run, &logs, "poll failed")
-				if sec := showsSecret(logs.String()); sec != "" {
-					t.Errorf("log shows %q:\n%s", sec, logs.String())
+				logged := runUntilLogged(t, w.run, logs, "poll failed")
+				if sec := showsSecret(logged); sec != "" {
+					t.Errorf("log shows %q:\n%s", sec, logged)
 				}
 			})
 		}
 	}
 }
 
-// runUntilLogged runs r until its log holds want, then stops it.
-func runUntilLogged(t *testing.T, r Runner, logs *syncBuffer, want string) {
+// runUntilLogged runs r until it logs a line holding want, stops it, and returns all it logged.
+func runUntilLogged(t *testing.T, r Runner, logs logLines, want string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
+	var all strings.Builder
 	patience := time.After(10 * time.Second)
-	for !strings.Contains(logs.String(), want) {
+	for !strings.Contains(all.String(), want) {
 		select {
+		case line := <-logs:
+			all.WriteString(line)
 		case <-patience:
 			cancel()
-			t.Fatalf("no %q logged in 10s:\n%s", want, logs.String())
-		case <-time.After(10 * time.Millisecond):
+			t.Fatalf("no %q logged in 10s:\n%s", want, all.String())
 		}
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	for len(logs) > 0 {
+		all.WriteString(<-logs)
+	}
+	return all.String()
 }
 
 // TestConfigErrorHidesEndpointCredentials: a rejected endpoint is echoed without its secrets.
