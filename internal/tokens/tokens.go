@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/redact"
 )
 
 // Publisher sends one event to the bus. The JetStream publisher in internal/bus satisfies it.
@@ -60,7 +61,7 @@ func (c Config) Validate() error {
 		u, err := url.Parse(t.URL)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			return &FieldError{at + ".url", fmt.Sprintf("must be an http(s) URL of a metrics page, got %q", redact(t.URL))}
+			return &FieldError{at + ".url", fmt.Sprintf("must be an http(s) URL of a metrics page, got %q", redact.URL(t.URL))}
 		case t.Server != VLLM && t.Server != TGI:
 			return &FieldError{at + ".server", fmt.Sprintf("must be vllm or tgi, got %q", t.Server)}
 		case t.Location == "":
@@ -136,7 +137,7 @@ func (s *Scraper) Run(ctx context.Context) error {
 			defer t.Stop()
 			for {
 				if _, err := s.Scrape(ctx, i); err != nil && ctx.Err() == nil {
-					s.d.Logger.Warn("token scrape failed", "target", redact(s.cfg.Targets[i].URL), "err", err)
+					s.d.Logger.Warn("token scrape failed", "target", redact.URL(s.cfg.Targets[i].URL), "err", err)
 				}
 				select {
 				case <-ctx.Done():
@@ -188,7 +189,7 @@ func wentDown(prev, now Counters) bool {
 const maxPage = 16 << 20
 
 func (s *Scraper) fetch(ctx context.Context, t Target) (Counters, error) {
-	where := redact(t.URL)
+	where := redact.URL(t.URL)
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
@@ -213,13 +214,4 @@ func (s *Scraper) fetch(ctx context.Context, t Target) (Counters, error) {
 		return Counters{}, fmt.Errorf("scraping %s: %w", where, err)
 	}
 	return c, nil
-}
-
-// redact hides a password in a target URL, for logs and errors.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable url)"
-	}
-	return u.Redacted()
 }

@@ -157,7 +157,7 @@ func TestScrapeReportsABadEndpoint(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, srv := newFakeServer(t, page(1, 1, 1))
 			pub := &recorder{}
-			u := strings.Replace(srv.URL, "http://", "http://scraper:hunter2@", 1)
+			u := strings.Replace(srv.URL, "http://", "http://scraper:hunter2@", 1) + "/metrics?token=t0ken"
 			s := newScraper(t, pub, time.Date(2026, 9, 13, 12, 0, 0, 0, time.UTC),
 				Target{URL: u, Server: VLLM, Location: "l", Workload: "llm", Replica: "r1"})
 			f.set(tt.break_)
@@ -165,8 +165,10 @@ func TestScrapeReportsABadEndpoint(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Scrape() = %v, want an error containing %q", err, tt.wantErr)
 			}
-			if strings.Contains(err.Error(), "hunter2") {
-				t.Fatalf("error leaks the password: %v", err)
+			for _, secret := range []string{"scraper", "hunter2", "t0ken"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Fatalf("error leaks %q: %v", secret, err)
+				}
 			}
 			if len(pub.Events()) != 0 {
 				t.Fatal("published a sample from a bad endpoint")
