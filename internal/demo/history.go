@@ -1,67 +1,67 @@
 package demo
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/report"
 )
 
-// The report package has no availability report yet; these read it from the same history
-// (replica_state), through the same Querier.
+// The demo's ready shares and ready samples come from the report package's availability
+// (report.Availability, report.ReadySteps), the same code as `report availability`.
 
-// readyShare is, per workload and location, the share of the replicas asked for that were
-// ready, over the replica.state samples of the window.
+// readyShare is, per workload and location, the ready replica-hours against the desired ones
+// over the window.
 type readyShare struct {
-	Workload string  `json:"workload"`
-	Location string  `json:"location"`
-	Ready    float64 `json:"ready"`
-	Desired  float64 `json:"desired"`
+	Workload string
+	Location string
+	Ready    float64
+	Desired  float64
 }
 
 func readyShares(ctx context.Context, q report.Querier, since, until time.Time) ([]readyShare, error) {
-	return rows[readyShare](ctx, q, fmt.Sprintf(`SELECT workload, location, toFloat64(sum(ready)) AS ready,
-		toFloat64(sum(desired)) AS desired FROM %s FINAL WHERE at >= %s AND at < %s
-		GROUP BY workload, location ORDER BY workload, location`, q.Table("replica_state"), ms(since), ms(until)))
-}
-
-// readySample is a workload's ready replicas at one replica.state instant (the arbiter reports
-// every group at once, under one time).
-type readySample struct {
-	Workload string `json:"workload"`
-	AtMS     int64  `json:"at_ms"`
-	Ready    int64  `json:"ready"`
-}
-
-func readySamples(ctx context.Context, q report.Querier, since, until time.Time) ([]readySample, error) {
-	return rows[readySample](ctx, q, fmt.Sprintf(`SELECT workload, toUnixTimestamp64Milli(at) AS at_ms,
-		toInt64(sum(ready)) AS ready FROM %s FINAL WHERE at >= %s AND at < %s
-		GROUP BY workload, at ORDER BY workload, at`, q.Table("replica_state"), ms(since), ms(until)))
-}
-
-func ms(t time.Time) string {
-	return "fromUnixTimestamp64Milli(toInt64(" + strconv.FormatInt(t.UnixMilli(), 10) + "), 'UTC')"
-}
-
-func rows[T any](ctx context.Context, q report.Querier, query string) ([]T, error) {
-	out, err := q.Query(ctx, query)
+	res, err := report.Availability(ctx, q, report.AvailabilityOptions{Options: report.Options{
+		Window: report.Window{Since: since, Until: until}, By: []report.Dim{report.Workload, report.Location}, Now: until}})
 	if err != nil {
 		return nil, err
 	}
-	var res []T
-	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(line, &v); err != nil {
-			return nil, fmt.Errorf("decoding a history row %.200q: %w", line, err)
-		}
-		res = append(res, v)
+	out := make([]readyShare, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		out = append(out, readyShare{Workload: str(r["workload"]), Location: str(r["location"]),
+			Ready: num(r["ready_replica_h"]), Desired: num(r["desired_replica_h"])})
 	}
-	return res, nil
+	return out, nil
+}
+
+// readySample is a workload's ready replicas at one trace tick.
+type readySample struct {
+	Workload string
+	AtMS     int64
+	Ready    int64
+}
+
+// readySamples samples each workload's ready replicas (summed over its locations and markets)
+// at every trace tick from its first replica.state report to until.
+func readySamples(ctx context.Context, q report.Querier, since, until time.Time) ([]readySample, error) {
+	steps, err := report.ReadySteps(ctx, q, report.AvailabilityOptions{Options: report.Options{
+		Window: report.Window{Since: since, Until: until}, By: []report.Dim{report.Workload}, Now: until}})
+	if err != nil {
+		return nil, err
+	}
+	var out []readySample
+	for i := 0; i < len(steps); {
+		j := i + 1
+		for j < len(steps) && steps[j].Group[0] == steps[i].Group[0] {
+			j++
+		}
+		k := i
+		for t := steps[i].At; t.Before(until); t = t.Add(traceTick) {
+			for k+1 < j && !steps[k+1].At.After(t) {
+				k++
+			}
+			out = append(out, readySample{Workload: steps[i].Group[0], AtMS: t.UnixMilli(), Ready: steps[k].Ready})
+		}
+		i = j
+	}
+	return out, nil
 }
