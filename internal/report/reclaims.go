@@ -70,8 +70,8 @@ func Reclaims(ctx context.Context, q Querier, o Options) (*Result, error) {
 		return nil, err
 	}
 	rs = slices.DeleteFunc(rs, func(r reclaim) bool {
-		return !o.Filter.keep(GPU, r.gpu) || !o.Filter.keep(Workload, strings.Join(r.workloads, "+")) ||
-			!o.Filter.keep(Market, r.market)
+		return !o.Filter.keepAny(GPU, r.gpu) || !o.Filter.keepAny(Workload, r.value("workload", o)) ||
+			!o.Filter.keepAny(Market, r.market)
 	})
 	return reclaimResult(rs, launches, o), nil
 }
@@ -126,6 +126,12 @@ func (r *reclaim) candidates(groups map[fleetGroup][]groupState) {
 	if r.market == "" {
 		r.market = Unknown
 	}
+}
+
+// keepAny is keep for a value that may join several with "+" (a reclaim that could have struck
+// more than one GPU model or workload): it passes when any of them does.
+func (f Filter) keepAny(d Dim, joined string) bool {
+	return slices.ContainsFunc(strings.Split(joined, "+"), func(v string) bool { return f.keep(d, v) })
 }
 
 func uniq(s []string) []string {

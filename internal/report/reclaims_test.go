@@ -270,3 +270,26 @@ func TestReclaimsOutputs(t *testing.T) {
 		t.Errorf("json rows = %v", rows)
 	}
 }
+
+func TestKeepAnyOfJoinedValues(t *testing.T) {
+	f := Filter{Workload: {"chat"}}
+	tests := []struct {
+		name, joined string
+		want         bool
+	}{
+		{"alone", "chat", true},
+		{"one of two", "batch+chat", true},
+		{"none", "batch+summarize", false},
+		{"unknown", Unknown, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := f.keepAny(Workload, tt.joined); got != tt.want {
+				t.Errorf("keepAny(%q) = %v, want %v", tt.joined, got, tt.want)
+			}
+		})
+	}
+	if !(Filter{}).keepAny(GPU, "A100-80GB+H100-80GB") {
+		t.Error("no filter drops a value")
+	}
+}
