@@ -49,8 +49,8 @@ func (s *Service) decided(d placement.Decision) {
 		}
 		by[a.Workload] = append(by[a.Workload], events.PlanAction{ID: a.ID, Kind: string(a.Kind),
 			Location: rec.Target.Location, Offer: a.Offer, Market: marketOr(rec.Target.Market), Replicas: rec.Target.Replicas,
-			Delta: delta(a), Reason: string(a.Reason), NeedsApproval: a.NeedsApproval})
-		needs[a.Workload] = needs[a.Workload] || a.NeedsApproval
+			Delta: delta(a), Reason: string(a.Reason), NeedsApproval: rec.Stage == StageAwaiting})
+		needs[a.Workload] = needs[a.Workload] || rec.Stage == StageAwaiting
 	}
 	for _, w := range sortedKeys(by) {
 		e := &events.PlanDecided{Meta: events.Meta{At: d.At}, Workload: w, PlanID: planID(d.At, w), Actions: by[w],
