@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/report"
 )
 
@@ -29,6 +30,20 @@ func readyShares(ctx context.Context, q report.Querier, since, until time.Time) 
 	for _, r := range res.Rows {
 		out = append(out, readyShare{Workload: str(r["workload"]), Location: str(r["location"]),
 			Ready: num(r["ready_replica_h"]), Desired: num(r["desired_replica_h"])})
+	}
+	return out, nil
+}
+
+// availableByWorkload is each workload's available_pct from `report availability --target min`.
+func availableByWorkload(ctx context.Context, q report.Querier, cfg *fleet.Config, since, until time.Time) (map[string]float64, error) {
+	res, err := report.Availability(ctx, q, report.AvailabilityOptions{Target: "min", Options: report.Options{
+		Window: report.Window{Since: since, Until: until}, By: []report.Dim{report.Workload}, Now: until, Fleet: cfg}})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(res.Rows))
+	for _, r := range res.Rows {
+		out[str(r["workload"])] = num(r["available_pct"])
 	}
 	return out, nil
 }

@@ -56,7 +56,7 @@ func writeReports(ctx context.Context, q report.Querier, cfg *fleet.Config, sinc
 	if err != nil {
 		return nil, err
 	}
-	h, err := readHistory(ctx, q, since, until)
+	h, err := readHistory(ctx, q, cfg, since, until)
 	if err != nil {
 		return nil, err
 	}
@@ -71,13 +71,17 @@ func writeReports(ctx context.Context, q report.Querier, cfg *fleet.Config, sinc
 
 // history is what the demo reads from the history beyond the report package's reports.
 type history struct {
-	shares  []readyShare
-	samples []readySample
+	shares    []readyShare
+	samples   []readySample
+	available map[string]float64 // by workload: % of the time with at least replicas.min ready
 }
 
-func readHistory(ctx context.Context, q report.Querier, since, until time.Time) (history, error) {
+func readHistory(ctx context.Context, q report.Querier, cfg *fleet.Config, since, until time.Time) (history, error) {
 	var h history
 	var err error
+	if h.available, err = availableByWorkload(ctx, q, cfg, since, until); err != nil {
+		return h, fmt.Errorf("reading replica states: %w", err)
+	}
 	if h.shares, err = readyShares(ctx, q, since, until); err != nil {
 		return h, fmt.Errorf("reading replica states: %w", err)
 	}
@@ -154,13 +158,13 @@ func setReclaims(row cli.Row, st reclaimStat) {
 	}
 }
 
-// perWorkload sums the summary by workload and adds its availability: the share of
-// replica.state instants at which at least its minimum replicas were ready.
+// perWorkload sums the summary by workload and adds its availability: `report availability
+// --target min`.
 func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h history, rc map[wl]*reclaimStat) *report.Result {
 	out := &report.Result{Title: "Per workload, " + win.String(),
 		Columns: []string{"workload", "min_replicas", "availability_pct", "usd", "on_demand_usd", "saving_pct", "m_tokens",
 			"usd_per_m_tokens", "reclaims", "replaced", "to_ready_min"},
-		Notes: []string{"availability_pct: share of trace minutes with at least min_replicas ready, the first cold start included",
+		Notes: []string{"availability_pct: share of the time from the workload's first replica.state with at least min_replicas ready (report availability --target min)",
 			reclaimNote}}
 	for _, w := range cfg.Workloads {
 		var usd, od, tok float64
@@ -176,27 +180,13 @@ func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h
 			}
 		}
 		row := cli.Row{"workload": w.Name, "min_replicas": int64(w.Replicas.Min),
-			"availability_pct": availability(h.samples, w.Name, w.Replicas.Min), "usd": round(usd, 2),
+			"availability_pct": h.available[w.Name], "usd": round(usd, 2),
 			"on_demand_usd": round(od, 2), "saving_pct": pct(od-usd, od), "m_tokens": round(tok, 2),
 			"usd_per_m_tokens": round(usd/math.Max(tok, 1e-12), 4)}
 		setReclaims(row, st)
 		out.Rows = append(out.Rows, row)
 	}
 	return out
-}
-
-// availability is the percentage of a workload's samples with at least min replicas ready.
-func availability(samples []readySample, workload string, min int) float64 {
-	up, all := 0, 0
-	for _, s := range samples {
-		if s.Workload == workload {
-			all++
-			if s.Ready >= int64(min) {
-				up++
-			}
-		}
-	}
-	return pct(float64(up), float64(all))
 }
 
 // readySeries plots each workload's mean ready replicas per 10 minutes of trace.
