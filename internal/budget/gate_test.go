@@ -196,29 +196,23 @@ func TestGateEvaluateAlertsOnceAndForgetsRemovedPolicies(t *testing.T) {
 	}
 }
 
-func TestPlansFromDecision(t *testing.T) {
-	snap := placement.Snapshot{
-		Locations: []placement.Location{{ID: "gcp-usc1", Provider: "gcp"}, {ID: "aws-use1", Provider: "aws"}},
-		Offers: []placement.Offer{{ID: "g1", Location: "gcp-usc1", PricePerHour: 10},
-			{ID: "a1", Location: "aws-use1", PricePerHour: 12}},
-		Workloads: []placement.Workload{{ID: "llm", Team: "search"}, {ID: "emb", Team: "ml"}},
+func TestRiseCountsAScaleInEveryScopeOfItsWorkload(t *testing.T) {
+	p := Plan{Workload: "llm", Team: "search", Changes: []Change{launch("x1", placement.ReasonReclaim, 12),
+		{ActionID: "x3", Kind: placement.ActionScale, Reason: placement.ReasonBudget, USDPerHour: -12, BelowMinimum: true}}}
+	p.Changes[0].Provider, p.Changes[0].Location = "aws", "aws-use1"
+	tests := []struct {
+		name  string
+		scope Scope
+		want  float64
+	}{
+		{"the launch's provider", Scope{Provider: "aws"}, 0},
+		{"another provider: only the scale", Scope{Provider: "gcp"}, -12},
+		{"the workload", Scope{Workload: "llm"}, 0},
+		{"another team: nothing", Scope{Team: "ml"}, 0},
 	}
-	d := placement.Decision{Actions: []placement.Action{
-		{ID: "x1", Kind: placement.ActionLaunch, Workload: "llm", Offer: "a1", Count: 1, Reason: placement.ReasonReclaim, CostPerHour: 12},
-		{ID: "x2", Kind: placement.ActionDrain, Workload: "emb", Offer: "g1", Replicas: []string{"r1"}, Reason: placement.ReasonDemandDown, CostPerHour: -10},
-		{ID: "x3", Kind: placement.ActionScale, Workload: "llm", Count: 1, Reason: placement.ReasonBudget, NeedsApproval: true, CostPerHour: -12},
-	}}
-	want := []Plan{
-		{ID: "x1", Workload: "llm", Team: "search", Changes: []Change{
-			{ActionID: "x1", Kind: placement.ActionLaunch, Reason: placement.ReasonReclaim, Provider: "aws", Location: "aws-use1", USDPerHour: 12},
-			{ActionID: "x3", Kind: placement.ActionScale, Reason: placement.ReasonBudget, USDPerHour: -12, BelowMinimum: true}}},
-		{ID: "x2", Workload: "emb", Team: "ml", Changes: []Change{
-			{ActionID: "x2", Kind: placement.ActionDrain, Reason: placement.ReasonDemandDown, Provider: "gcp", Location: "gcp-usc1", USDPerHour: -10}}},
-	}
-	if got := PlansFromDecision(snap, d); !reflect.DeepEqual(got, want) {
-		t.Errorf("PlansFromDecision =\n%+v\nwant\n%+v", got, want)
-	}
-	if r := want[0].Rise(Scope{Provider: "aws"}); r != 0 {
-		t.Errorf("rise in aws = %v: the scale action spans the workload and counts in any scope it matches", r)
+	for _, tt := range tests {
+		if got := p.Rise(tt.scope); got != tt.want {
+			t.Errorf("%s: Rise = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

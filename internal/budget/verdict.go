@@ -3,8 +3,6 @@ package budget
 import (
 	"slices"
 	"time"
-
-	"github.com/bursar-dev/bursar/internal/placement"
 )
 
 // verdictBuilder gathers what the policies say about one pass's plans.
@@ -115,41 +113,6 @@ func (v *verdictBuilder) verdict() Verdict {
 		out.Outcome = Blocked
 	case len(out.Approve) > 0:
 		out.Outcome = NeedsApproval
-	}
-	return out
-}
-
-// PlansFromDecision splits a placement decision into one Plan per workload, in the order the
-// workloads first appear, with each action's provider, location and cost taken from the snapshot
-// the decision was made on. The plan id is the workload's first action id.
-func PlansFromDecision(snap placement.Snapshot, d placement.Decision) []Plan {
-	teams := map[string]string{}
-	for _, w := range snap.Workloads {
-		teams[w.ID] = w.Team
-	}
-	offers := map[string]placement.Offer{}
-	for _, o := range snap.Offers {
-		offers[o.ID] = o
-	}
-	providers := map[string]string{}
-	for _, l := range snap.Locations {
-		providers[l.ID] = l.Provider
-	}
-	var out []Plan
-	index := map[string]int{}
-	for _, a := range d.Actions {
-		i, ok := index[a.Workload]
-		if !ok {
-			i = len(out)
-			index[a.Workload] = i
-			out = append(out, Plan{ID: a.ID, Workload: a.Workload, Team: teams[a.Workload]})
-		}
-		c := Change{ActionID: a.ID, Kind: a.Kind, Reason: a.Reason, USDPerHour: a.CostPerHour,
-			BelowMinimum: a.NeedsApproval}
-		if o, ok := offers[a.Offer]; ok && a.Kind != placement.ActionScale {
-			c.Location, c.Provider = o.Location, providers[o.Location]
-		}
-		out[i].Changes = append(out[i].Changes, c)
 	}
 	return out
 }

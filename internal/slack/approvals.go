@@ -57,11 +57,6 @@ type Posted struct {
 	TS      string `json:"ts,omitempty"`
 }
 
-// RequestFor builds the request for a plan event the budgets held back.
-func RequestFor(plan events.PlanDecided, v budget.Verdict) Request {
-	return Request{Plan: plan, Reasons: v.Reasons, Policies: v.Policies, Approvers: v.Approvers, Timeout: v.Timeout}
-}
-
 // Decision is the outcome of a request: approved or rejected, by whom (a Slack user id, or
 // "timeout") and when.
 type Decision struct {
