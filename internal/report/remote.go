@@ -34,7 +34,7 @@ type ownerInfo struct {
 
 // tables are the tables reports and dashboards read.
 var tables = []string{"price_observed", "capacity_reclaimed", "gpu_sample", "tokens_sample", "replica_state",
-	"plan_decided", "action_updated", "budget_alert", "cost_hourly", "tokens_hourly"}
+	"plan_decided", "action_updated", "budget_alert", "cost_hourly", "tokens_hourly", "replica_latest"}
 
 // ReadOnly checks that sql is a single SELECT (or WITH ... SELECT), which is all the query
 // service runs for others.

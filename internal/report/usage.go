@@ -195,14 +195,16 @@ func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc *u
 	return nil
 }
 
-// openIntervals returns each series' interval since its latest sample before until, still open.
+// openIntervals returns the interval each series has had open since its latest sample, where
+// that sample is before until. It reads replica_latest, which a view keeps at each series' latest
+// sample (a few rows per series, however long the history), not a GROUP BY over replica_state.
 func openIntervals(ctx context.Context, q Querier, f Filter, until time.Time) ([]interval, error) {
-	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, any(provider) AS provider, market,
-		any(gpu_model) AS gpu, argMax(gpus_per_replica, at) AS gpus, argMax(ready, at) AS ready,
+	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, argMax(provider, at) AS provider, market,
+		argMax(gpu_model, at) AS gpu, argMax(gpus_per_replica, at) AS gpus, argMax(ready, at) AS ready,
 		argMax(usd_per_hour, at) AS usd, toUnixTimestamp64Milli(max(at)) AS from_ms
 		FROM (SELECT * FROM %s WHERE %s)
 		GROUP BY workload, location, market, offer HAVING ready > 0 AND from_ms < %d`,
-		q.Table("replica_state"), where(f, costCols), until.UnixMilli()))
+		q.Table("replica_latest"), where(f, costCols), until.UnixMilli()))
 	if err != nil {
 		return nil, fmt.Errorf("reading the replicas running now: %w", err)
 	}

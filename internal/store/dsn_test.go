@@ -185,9 +185,12 @@ func TestMigrationsRenderForACluster(t *testing.T) {
 		want     []string
 		wantNone []string
 	}{
-		{"single server", "", []string{"ENGINE = ReplacingMergeTree", "non_replicated_deduplication_window"}, []string{"ON CLUSTER", "Replicated"}},
+		{"single server", "", []string{"ENGINE = ReplacingMergeTree", "non_replicated_deduplication_window",
+			"ENGINE = ReplacingMergeTree(at)", "FROM `bursar`.replica_state\nGROUP BY"}, []string{"ON CLUSTER", "Replicated", "cluster("}},
 		{"cluster", "prod", []string{"ON CLUSTER `prod`", "ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')",
-			"ReplicatedSummingMergeTree", "replicated_deduplication_window"}, []string{"non_replicated"}},
+			"ReplicatedSummingMergeTree", "replicated_deduplication_window",
+			"ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', at)",
+			"FROM cluster('prod', `bursar`.replica_state)"}, []string{"non_replicated"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var all strings.Builder

@@ -88,11 +88,26 @@ func templateFuncs(cfg Config) template.FuncMap {
 			}
 			return "ON CLUSTER " + quote(cfg.Cluster)
 		},
-		"engine": func(name string) string {
+		// engine names a table engine with its parameters (ReplacingMergeTree's version column):
+		// {{engine "ReplacingMergeTree" "at"}} is ReplacingMergeTree(at) on one server and
+		// ReplicatedReplacingMergeTree('<path>', '{replica}', at) in a cluster.
+		"engine": func(name string, params ...string) string {
 			if cfg.Cluster == "" {
-				return name
+				if len(params) == 0 {
+					return name
+				}
+				return name + "(" + strings.Join(params, ", ") + ")"
 			}
-			return "Replicated" + name + "('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')"
+			return "Replicated" + name + "(" + strings.Join(append([]string{
+				"'/clickhouse/tables/{shard}/{database}/{table}'", "'{replica}'"}, params...), ", ") + ")"
+		},
+		// allShards reads a table on every shard, for a statement that must see all of it (a
+		// backfill run on one server): the table itself on one server, cluster(...) in a cluster.
+		"allShards": func(db, table string) string {
+			if cfg.Cluster == "" {
+				return db + "." + table
+			}
+			return "cluster('" + escapeString(cfg.Cluster) + "', " + db + "." + table + ")"
 		},
 		"dedupWindow": func() string {
 			if cfg.Cluster == "" {
@@ -140,7 +155,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.Exec(ctx, fmt.Sprintf("CREATE DATABASE IF NOT EXISTS %s %s", quote(s.db), on)); err != nil {
 		return fmt.Errorf("creating database %s: %w", s.db, err)
 	}
-	engine := templateFuncs(s.cfg)["engine"].(func(string) string)("ReplacingMergeTree")
+	engine := templateFuncs(s.cfg)["engine"].(func(string, ...string) string)("ReplacingMergeTree")
 	if err := s.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s.schema_migrations %s (
 		version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
 	) ENGINE = %s ORDER BY version`, quote(s.db), on, engine)); err != nil {
