@@ -24,9 +24,9 @@ type market struct {
 	// observedAt is when each group was last observed: a report read back from the bus may
 	// arrive after a newer one the leader folded directly, and must not undo it.
 	observedAt map[actuate.Group]time.Time
-	instance map[string]actuate.Group // instance or node name → group running there
-	rates    map[string]*rate         // tokens.sample series by location/workload/replica
-	util     map[string]gpuUtil       // gpu.sample by location/node/uuid
+	instance   map[string]actuate.Group // instance or node name → group running there
+	rates      map[string]*rate         // tokens.sample series by location/workload/replica
+	util       map[string]gpuUtil       // gpu.sample by location/node/uuid
 	// version counts changes that matter to a plan (prices, demand), so the loop knows when the
 	// planner it holds is stale.
 	version uint64

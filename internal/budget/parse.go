@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
 
 // ParseFile reads policies kept in git: one policy per YAML document, or a document holding a
@@ -145,7 +147,7 @@ func decodeField(p *Policy, key string, val *yaml.Node, l lines) error {
 		return l.errf(key, "unknown key (keys: name, scope, period, limit, currency, thresholds, approve_over, approvers, approval_timeout)")
 	}
 	if err := val.Decode(target); err != nil {
-		return l.errf(key, "%s", cleanYAMLError(err))
+		return l.errf(key, "%s", yamlstrict.Message(err))
 	}
 	return nil
 }
@@ -179,20 +181,10 @@ func decodeThresholds(p *Policy, val *yaml.Node, l lines) error {
 				continue
 			}
 			if err := v.Decode(target); err != nil {
-				errs = append(errs, l.errf(field+"."+key, "%s", cleanYAMLError(err)))
+				errs = append(errs, l.errf(field+"."+key, "%s", yamlstrict.Message(err)))
 			}
 		}
 		p.Thresholds = append(p.Thresholds, t)
 	}
 	return errors.Join(errs...)
-}
-
-// cleanYAMLError drops yaml's "yaml: unmarshal errors:\n  line N:" framing; the line is ours.
-func cleanYAMLError(err error) string {
-	s := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
-	s = strings.TrimSpace(s)
-	if i := strings.Index(s, ": "); strings.HasPrefix(s, "line ") && i > 0 {
-		s = s[i+2:]
-	}
-	return s
 }
