@@ -80,9 +80,22 @@ func (e benchEstate) seriesCols() string {
 // numbers(), in time order, with the columns the recorder fills (prev_* on replica.state, delta_*
 // on tokens.sample), so the rollups' materialized views see the rows as they would arrive.
 func (e benchEstate) generate(ctx context.Context, b *testing.B, s *store.Store) {
+	for _, st := range e.inserts(s) {
+		t0 := time.Now()
+		if err := s.Exec(ctx, st.sql+" SETTINGS max_insert_threads = 2"); err != nil {
+			b.Fatalf("generating %s: %v", st.table, err)
+		}
+		b.Logf("generated %s in %s", st.table, time.Since(t0).Round(time.Millisecond))
+	}
+}
+
+// benchInsert is one table's INSERT ... SELECT.
+type benchInsert struct{ table, sql string }
+
+func (e benchEstate) inserts(s *store.Store) []benchInsert {
 	d0 := e.start.UnixMilli()
 	spot := "if(market = 'spot', 1 + ((intDiv(%s, 240) + s) %% 11) / 20, 1) * base" // moves hourly
-	stmts := []struct{ table, sql string }{
+	return []benchInsert{
 		{"replica_state", fmt.Sprintf(`INSERT INTO %s (id, at, version, workload, location, provider, market, offer,
 			gpu_model, gpus_per_replica, usd_per_hour, desired, ready, prev_at, prev_ready, prev_usd_per_hour)
 			SELECT lower(hex(sipHash128('replica.state', number))), fromUnixTimestamp64Milli(toInt64(%d + k * %d + s * 193), 'UTC') AS t,
@@ -117,13 +130,6 @@ func (e benchEstate) generate(ctx context.Context, b *testing.B, s *store.Store)
 				['spot', 'on_demand', 'reserved'][intDiv(o, 7) %% 3 + 1], (1 + (o %% 97) / 10) * (1 + ((k + o) %% 17) / 100), 'bench'
 			FROM (SELECT number, intDiv(number, %d) AS k, number %% %d AS o FROM numbers(%d))`,
 			s.Table("price_observed"), d0, priceEveryMS, e.offers, e.offers, e.priceRows())},
-	}
-	for _, st := range stmts {
-		t0 := time.Now()
-		if err := s.Exec(ctx, st.sql+" SETTINGS max_insert_threads = 2"); err != nil {
-			b.Fatalf("generating %s: %v", st.table, err)
-		}
-		b.Logf("generated %s in %s", st.table, time.Since(t0).Round(time.Millisecond))
 	}
 }
 

@@ -180,17 +180,29 @@ func (iv interval) spread(acc *usageAcc, a, b time.Time) {
 	}
 }
 
+// edgeUsage adds the usage inside [a, b), the part of one hour at an edge of the window that the
+// rollup's whole hours leave out, from the replica_state intervals that overlap it. The query
+// clips each interval to [a, b) and sums by key, so an edge sends back a row per series, not one
+// per sample (a busy hour holds hundreds per series).
 func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc *usageAcc) error {
-	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
-		gpus_per_replica AS gpus, prev_ready AS ready, prev_usd_per_hour AS usd,
-		toUnixTimestamp64Milli(prev_at) AS from_ms, toUnixTimestamp64Milli(at) AS to_ms
-		FROM %s WHERE prev_ready > 0 AND at > prev_at AND at > %s AND prev_at < %s AND %s`,
-		q.Table("replica_state"), ms64(a), ms64(b), where(o.Filter, costCols)))
+	rows, err := queryRows[struct {
+		keyRow
+		USD          float64 `json:"usd"`
+		GPUHours     float64 `json:"gpu_hours"`
+		ReplicaHours float64 `json:"replica_hours"`
+	}](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
+		sum(prev_ready * prev_usd_per_hour * ms) / 3600000 AS usd, sum(prev_ready * gpus_per_replica * ms) / 3600000 AS gpu_hours,
+		sum(prev_ready * ms) / 3600000 AS replica_hours
+		FROM (SELECT workload, location, provider, market, gpu_model, gpus_per_replica, prev_ready, prev_usd_per_hour,
+				least(toUnixTimestamp64Milli(at), %d) - greatest(toUnixTimestamp64Milli(prev_at), %d) AS ms
+			FROM %s WHERE prev_ready > 0 AND at > prev_at AND at > %s AND prev_at < %s AND %s)
+		GROUP BY workload, location, provider, market, gpu_model`,
+		b.UnixMilli(), a.UnixMilli(), q.Table("replica_state"), ms64(a), ms64(b), where(o.Filter, costCols)))
 	if err != nil {
 		return fmt.Errorf("reading replica intervals: %w", err)
 	}
-	for _, iv := range ivs {
-		iv.spread(acc, a, b)
+	for _, r := range rows {
+		acc.slot(r.key(), a).add(r.USD, r.GPUHours, r.ReplicaHours)
 	}
 	return nil
 }
