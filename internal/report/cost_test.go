@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -199,5 +200,43 @@ func TestChartDecodes(t *testing.T) {
 	}
 	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
 		t.Errorf("chart is %v", b)
+	}
+}
+
+// A group runs one offer at a time. When it moves to another offer in the same location and
+// market, the old offer's series stops with a sample that still says ready; only the new offer
+// is running now, and it alone has an interval open.
+func TestCostAfterAGroupMovesOffer(t *testing.T) {
+	st := storetest.New(t)
+	const h100 = "aws-use1/us-east-1a/p5.48xlarge/spot"
+	const a100 = "aws-use1/us-east-1b/p4d.24xlarge/spot"
+	seedReplicas(t, st,
+		replicaSample{"09:00", "chat", "aws-use1", "aws", "spot", h100, "H100-80GB", 1, 2, 4},
+		replicaSample{"10:00", "chat", "aws-use1", "aws", "spot", h100, "H100-80GB", 1, 2, 4},
+		replicaSample{"10:00", "chat", "aws-use1", "aws", "spot", a100, "A100-80GB", 1, 2, 3},
+		replicaSample{"11:00", "chat", "aws-use1", "aws", "spot", a100, "A100-80GB", 1, 2, 3},
+	)
+	tests := []struct {
+		name   string
+		filter Filter
+		want   string
+	}{
+		// H100 2 x $4 x 1h (09:00-10:00); A100 2 x $3 x 1h closed + 2 x $3 x 1.5h open to 12:30.
+		{name: "all", want: "chat usd=23 gpu_hours=7"},
+		// The open interval is the A100's: filtering on the H100 leaves only its closed hour.
+		{name: "filtered on the old offer's GPU", filter: Filter{GPU: {"H100-80GB"}}, want: "chat usd=8 gpu_hours=2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := opts("09:00", "13:00", Workload)
+			o.Filter = tt.filter
+			res, err := Cost(ctxT(t), st, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := strings.Join(got(res, "usd", "gpu_hours"), "\n"); g != tt.want {
+				t.Errorf("got %s, want %s", g, tt.want)
+			}
+		})
 	}
 }

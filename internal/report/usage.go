@@ -207,16 +207,24 @@ func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc *u
 	return nil
 }
 
-// openIntervals returns the interval each series has had open since its latest sample, where
-// that sample is before until. It reads replica_latest, which a view keeps at each series' latest
-// sample (a few rows per series, however long the history), not a GROUP BY over replica_state.
+// openIntervals returns the interval each group (workload, location, market) has had open since
+// its latest report, where that report is before until. It reads replica_latest, which a view
+// keeps at each series' latest sample (a few rows per series, however long the history), not a
+// GROUP BY over replica_state. A group runs one offer at a time: when it moves to another offer,
+// the old offer's series stops with a last sample that still says ready, so only the offer of the
+// group's newest report is open (the filter applies to that choice, not before it).
 func openIntervals(ctx context.Context, q Querier, f Filter, until time.Time) ([]interval, error) {
-	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, argMax(provider, at) AS provider, market,
-		argMax(gpu_model, at) AS gpu, argMax(gpus_per_replica, at) AS gpus, argMax(ready, at) AS ready,
-		argMax(usd_per_hour, at) AS usd, toUnixTimestamp64Milli(max(at)) AS from_ms
-		FROM (SELECT * FROM %s WHERE %s)
-		GROUP BY workload, location, market, offer HAVING ready > 0 AND from_ms < %d`,
-		q.Table("replica_latest"), where(f, costCols), until.UnixMilli()))
+	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT * FROM (
+		SELECT workload, location, argMax(p, last) AS provider, market, argMax(g, last) AS gpu, gpu AS gpu_model,
+			argMax(n, last) AS gpus, argMax(r, last) AS ready, argMax(u, last) AS usd,
+			toUnixTimestamp64Milli(max(last)) AS from_ms
+		FROM (SELECT workload, location, market, offer, argMax(provider, at) AS p, argMax(gpu_model, at) AS g,
+				argMax(gpus_per_replica, at) AS n, argMax(ready, at) AS r, argMax(usd_per_hour, at) AS u,
+				max(at) AS last
+			FROM %s GROUP BY workload, location, market, offer)
+		GROUP BY workload, location, market)
+		WHERE ready > 0 AND from_ms < %d AND %s`,
+		q.Table("replica_latest"), until.UnixMilli(), where(f, costCols)))
 	if err != nil {
 		return nil, fmt.Errorf("reading the replicas running now: %w", err)
 	}
