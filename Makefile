@@ -38,7 +38,7 @@ bench: setup
 	$(GO) test -run '^$$' -bench PlanQualitySmall -benchtime 1x ./internal/placement
 	$(GO) test -run '^$$' -bench 'Recorder$$' -benchtime 3x -timeout 20m ./internal/recorder
 	$(GO) test -run '^$$' -bench ReclaimReaction -benchtime 1x -timeout 20m ./internal/arbiter
-	BURSAR_BENCH_ROWS=$${BURSAR_BENCH_ROWS:-1000000} $(GO) test -run '^$$' -bench Reports -benchtime 3x -timeout 20m ./internal/report
+	$(GO) test -run '^$$' -bench Reports -benchtime 3x -timeout 30m ./internal/report
 	$(GO) test -run '^$$' -bench Replay -benchtime 1x ./internal/replay
 
 ## lint: vet and formatting
