@@ -2,6 +2,7 @@ package arbiter_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,6 +102,51 @@ func TestReclaimIsReplacedBeforeTheReplicaIsGone(t *testing.T) {
 	}
 	if !repl.Ready.Before(old.Gone) {
 		t.Errorf("replacement ready at %v, after the reclaimed replica was gone at %v", repl.Ready, old.Gone)
+	}
+	if n := ready(h); n != 2 {
+		t.Errorf("%d replicas ready after the reclaim settled, want 2", n)
+	}
+	h.onlyOnce(t)
+}
+
+// A reclaim arriving while a full plan is being computed is answered at once, not after that plan;
+// the full plan, made from books the reclaim has changed since, is thrown away and made again
+// rather than applied over them, and every action still reaches the actuator once.
+func TestReclaimDoesNotWaitForAFullPlan(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, fleetYAML)
+	r := place(ctx, t, h, func() *running { return h.start("a1", nil) })
+	held, release := r.HoldFullPlans()
+	defer release()
+	passed := make(chan struct{})
+	go func() { r.Pass(ctx); close(passed) }()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the full pass never planned")
+	}
+	notice, ok := h.sim.Reclaim("a", 2*time.Minute)
+	if !ok {
+		t.Fatal("no spot instance to reclaim in zone a")
+	}
+	if err := h.pub.Publish(ctx, notice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the replacement reaches the actuator while a full plan waits", func() bool {
+		return slices.ContainsFunc(h.sim.Calls(), isReplacement)
+	})
+	release()
+	select {
+	case <-passed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the full pass never ended")
+	}
+	if n := r.PlansDropped(); n < 1 {
+		t.Errorf("%v full plans dropped, want the one made before the reclaim changed the books", n)
+	}
+	for range 5 {
+		h.clock.Advance(30 * time.Second)
+		h.settle(ctx, r)
 	}
 	if n := ready(h); n != 2 {
 		t.Errorf("%d replicas ready after the reclaim settled, want 2", n)

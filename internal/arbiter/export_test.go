@@ -2,6 +2,9 @@ package arbiter
 
 import (
 	"context"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 )
@@ -71,3 +74,21 @@ func (s *Service) Books() map[string]*Book {
 	}
 	return out
 }
+
+// HoldFullPlans makes every full pass wait, once it has planned without holding the books and
+// before it applies its plan, until release is called. held receives each time a pass waits.
+func (s *Service) HoldFullPlans() (held <-chan struct{}, release func()) {
+	ch, gate := make(chan struct{}, 16), make(chan struct{})
+	h := func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+		<-gate
+	}
+	s.hooks.planned.Store(&h)
+	return ch, sync.OnceFunc(func() { s.hooks.planned.Store(nil); close(gate) })
+}
+
+// PlansDropped counts the full plans thrown away because the books changed while they were made.
+func (s *Service) PlansDropped() float64 { return testutil.ToFloat64(s.m.dropped) }

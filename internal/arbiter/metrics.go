@@ -8,6 +8,7 @@ type metrics struct {
 	actions   *prometheus.CounterVec // by kind and outcome
 	reaction  prometheus.Histogram   // reclaim notice received → replacement at the actuator
 	planDur   prometheus.Histogram   // one planning pass
+	dropped   prometheus.Counter     // full plans dropped because the books changed while planning
 	leader    prometheus.Gauge       // 1 while leading
 	events    *prometheus.CounterVec // folded events by type
 }
@@ -24,13 +25,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}),
 		planDur: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "bursar_arbiter_plan_duration_seconds",
 			Help: "Duration of one planning pass (snapshot, plan, record).", Buckets: prometheus.ExponentialBuckets(.0005, 2, 14)}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "bursar_arbiter_plans_dropped_total",
+			Help: "Full plans thrown away and made again because the books changed while they were computed."}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "bursar_arbiter_leader",
 			Help: "1 while this arbiter holds the leader lease, else 0."}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_arbiter_events_total",
 			Help: "Events folded into the arbiter's state, by type."}, []string{"type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.leader, m.events)
+		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.dropped, m.leader, m.events)
 	}
 	return m
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // pass is one planning round, run only while leading: bring the books up to date with what was
-// observed, plan, record the actions and hand them to the workers.
+// observed, plan, record the actions and hand them to the workers. A reclaim is answered from the
+// planner the last full pass left (quick); every other pass re-plans the whole estate (full).
 func (s *Service) pass(ctx context.Context, trigger string) {
 	if !s.Leading() {
 		return
@@ -29,14 +30,37 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 	if err != nil {
 		s.log.Warn("budget caps unavailable; planning without them", "err", err)
 	}
+	if trigger == "reclaim" && s.quick(ctx, trigger, start) {
+		return
+	}
+	s.full(ctx, trigger, caps, start)
+}
+
+// quick answers a reclaim from the planner of the last full pass, brought up to date with what
+// changed in the books since (Planner.Apply re-plans only the workloads that touches); its prices
+// are at most one debounce old, and the debounced full pass that follows any price change catches
+// up. It holds the books only briefly, and never waits for a full plan being computed. It reports
+// false, having done nothing, when there is no planner yet.
+func (s *Service) quick(ctx context.Context, trigger string, start time.Time) bool {
 	now := s.o.Clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.leading || s.dead {
-		return
+		return true
+	}
+	if s.planner == nil {
+		return false
 	}
 	dirty := s.settle(now)
-	d := s.plan(now, caps, trigger == "reclaim")
+	d := s.planner.Apply(s.update(), now)
+	s.newObs = s.newObs[:0]
+	s.commit(ctx, d, now, dirty, trigger, start)
+	return true
+}
+
+// commit records a decision's actions, writes the changed books and hands them to the workers;
+// s.mu is held.
+func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, trigger string, start time.Time) {
 	n, holds := s.record(ctx, d, now, dirty)
 	if !s.saveAll(ctx, dirty) {
 		return
@@ -54,24 +78,15 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 	}
 }
 
-// plan runs the planner. A reclaim is answered from the planner of the last full pass, brought up
-// to date with what changed in the books since (Planner.Apply re-plans only the workloads that
-// touches); its prices are at most one debounce old, and the debounced full pass that follows
-// any price change catches up. Every other pass plans the whole estate afresh.
-func (s *Service) plan(now time.Time, caps []placement.Budget, quick bool) placement.Decision {
-	if quick && s.planner != nil {
-		d := s.planner.Apply(s.update(), now)
-		s.newObs = s.newObs[:0]
-		return d
-	}
-	snap := s.snapshot(now, caps)
-	s.planner = placement.NewPlanner(snap, s.o.Policy, now)
-	s.known = make(map[string]placement.Replica, len(snap.Replicas))
-	for _, r := range snap.Replicas {
+// setPlanner keeps pl, planned from the books' replicas reps, to answer the next reclaims; s.mu
+// is held.
+func (s *Service) setPlanner(pl *placement.Planner, reps []placement.Replica) {
+	s.planner = pl
+	s.known = make(map[string]placement.Replica, len(reps))
+	for _, r := range reps {
 		s.known[r.ID] = r
 	}
 	s.newObs = s.newObs[:0]
-	return s.planner.Decision()
 }
 
 // gone marks, for the planner, a replica the books no longer hold.
@@ -177,8 +192,9 @@ func (s *Service) snapshot(now time.Time, caps []placement.Budget) placement.Sna
 	snap.Offers = make([]placement.Offer, 0, len(s.mk.offers))
 	for _, id := range sortedKeys(s.mk.offers) {
 		o := *s.mk.offers[id]
-		o.History = forget(s.mk.history[id], now)
-		s.mk.history[id] = o.History
+		s.mk.history[id] = forget(s.mk.history[id], now)
+		// A copy: the plan may be computed after the lock is released, while reclaims add more.
+		o.History = slices.Clone(s.mk.history[id])
 		snap.Offers = append(snap.Offers, o)
 	}
 	for i := range cfg.Workloads {

@@ -103,9 +103,14 @@ type Service struct {
 	store       books
 	lease       *lease
 
-	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce.
+	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce. fullReq asks
+	// planLoop for a full pass, with its trigger: full passes run there, so that the loop answers
+	// a reclaim while a full plan is being computed.
 	urgent  chan struct{}
 	changed chan struct{}
+	fullReq chan string
+	// planMu lets one full pass run at a time; it is taken before mu, never while holding it.
+	planMu sync.Mutex
 	// behind counts the inputs whose backlog is not folded yet. A leader plans only at 0, so a
 	// fresh arbiter never acts on half a market.
 	behind atomic.Int32
@@ -113,6 +118,7 @@ type Service struct {
 	mu      sync.Mutex // guards the books while leading
 	books   map[string]*Book
 	leading bool
+	lead    uint64        // counts the times this arbiter took the lead, so a plan knows its books
 	dead    bool          // a test killed this arbiter: it writes nothing more
 	work    []chan string // per worker: workloads with actions to run
 	// planner is the last full plan's planner, kept to answer reclaims quickly; known is what it
@@ -127,6 +133,8 @@ type Service struct {
 type hooks struct {
 	beforeCall func(Record) error // after "calling" is recorded, before the actuator
 	afterCall  func(Record) error // after the actuator, before "applied" is recorded
+	// planned runs when a full pass has planned without the lock, before it applies the plan.
+	planned atomic.Pointer[func()]
 }
 
 // New builds a service; Run starts it.
@@ -145,7 +153,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	s := &Service{o: o, log: o.Log.With("arbiter", o.Identity), m: newMetrics(o.Registry), mk: newMarket(o.Config),
 		pub: bus.NewPublisher(o.JS), placementKV: pkv, store: books{pkv},
 		lease:  newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
-		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
+		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1)}
 	return s, nil
 }
 
@@ -164,6 +172,7 @@ func (s *Service) Run(ctx context.Context) error {
 		wg.Go(func() { s.worker(ctx, s.work[i]) })
 	}
 	wg.Go(func() { s.reportLoop(ctx) })
+	wg.Go(func() { s.planLoop(ctx) })
 	err := s.loop(ctx)
 	cancel()
 	wg.Wait()
@@ -184,7 +193,8 @@ func (s *Service) killed() bool {
 }
 
 // loop keeps the lease and plans: at once after a reclaim, after the debounce following other
-// changes, and every Interval.
+// changes, and every Interval. Reclaims are answered here; full passes are handed to planLoop, so
+// a reclaim never waits for a full plan to be computed.
 func (s *Service) loop(ctx context.Context) error {
 	renew := time.NewTicker(s.o.LeaseTTL / 4)
 	defer renew.Stop()
@@ -206,9 +216,29 @@ func (s *Service) loop(ctx context.Context) error {
 			}
 		case <-debounce:
 			debounce = nil
-			s.pass(ctx, "change")
+			s.requestFull("change")
 		case <-interval.C:
-			s.pass(ctx, "timer")
+			s.requestFull("timer")
+		}
+	}
+}
+
+// requestFull asks planLoop for a full pass; one already asked for and not begun stands for it.
+func (s *Service) requestFull(trigger string) {
+	select {
+	case s.fullReq <- trigger:
+	default:
+	}
+}
+
+// planLoop runs the full passes the loop asks for, one at a time.
+func (s *Service) planLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case trigger := <-s.fullReq:
+			s.pass(ctx, trigger)
 		}
 	}
 }
@@ -250,6 +280,7 @@ func (s *Service) stepUp(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.books, s.leading, s.planner = bs, true, nil
+	s.lead++
 	holds := s.holds()
 	s.ask(ctx, holds) // questions asked by an earlier leader: resumed with their deadlines
 	s.mu.Unlock()
