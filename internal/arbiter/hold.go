@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -238,19 +239,9 @@ func cutVictims(b *Book, keep int) []Rep {
 			}
 			return 1
 		}
-		return compare(x.ID, y.ID)
+		return cmp.Compare(x.ID, y.ID)
 	})
 	return live[:max(len(live)-max(keep, 0), 0)]
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Posted records where a hold's question was posted, in every book holding it, so a new leader

@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -139,7 +140,7 @@ func replaced(b *Book, acts []placement.Action) map[string][]Rep {
 			}
 			return 1
 		}
-		return compare(x.ID, y.ID)
+		return cmp.Compare(x.ID, y.ID)
 	})
 	out := map[string][]Rep{}
 	take := func(from *[]Rep, id string, n int) {
