@@ -29,6 +29,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/placement"
 	bslack "github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/slack/slacktest"
+	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
 // flowFleet is two workloads of team search on simulated spot capacity.
@@ -46,30 +47,17 @@ const (
 	approverID = "U0APPROVER"
 )
 
-// flowClock is the time the arbiter, the sim, Slack's verifier and the approvals all read.
-type flowClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *flowClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *flowClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // flow is the arbiter process of the script, wired as `arbiter run` wires it, with a fake Slack.
 type flow struct {
 	t         *testing.T
 	env       *bustest.Env
-	clock     *flowClock
+	clock     *testkit.Clock
 	sim       *sim.Fleet
 	slack     *slacktest.Server
 	approvals *bslack.Approvals
 	endpoint  http.Handler
 	reg       *prometheus.Registry
-	logs      *syncBuffer
+	logs      *testkit.Log
 	pub       *bus.Publisher
 }
 
@@ -79,8 +67,8 @@ func startFlow(t *testing.T, env *bustest.Env, day time.Time) *flow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &flow{t: t, env: env, clock: &flowClock{t: day}, slack: slacktest.New(t, flowToken), reg: prometheus.NewRegistry(),
-		logs: &syncBuffer{}, pub: bus.NewPublisher(env.JS)}
+	f := &flow{t: t, env: env, clock: testkit.NewClock(day), slack: slacktest.New(t, flowToken), reg: prometheus.NewRegistry(),
+		logs: &testkit.Log{}, pub: bus.NewPublisher(env.JS)}
 	f.sim = sim.New(cfg, f.clock.Now)
 	log := slog.New(slog.NewTextHandler(f.logs, nil))
 	api := slack.New(flowToken, slack.OptionAPIURL(f.slack.URL))
@@ -344,19 +332,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
-// syncBuffer is a log sink the arbiter's goroutines write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // fleet reads the FLEET stream's events on subject, in order.
 func fleet(t *testing.T, env *bustest.Env, subject string) []events.Event {

@@ -1,12 +1,9 @@
 package alert
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,34 +14,13 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/slack/slacktest"
+	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
 const (
 	testToken   = "xoxb-test-token"
 	testChannel = "C0ALERTS01"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *fakeClock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // rig is the alert path end to end: a real JetStream, a fake Slack, and services following the
 // bus as arbiters do.
@@ -53,14 +29,14 @@ type rig struct {
 	env   *bustest.Env
 	slack *slacktest.Server
 	pub   *bus.Publisher
-	clock *fakeClock
-	logs  *syncBuffer
+	clock *testkit.Clock
+	logs  *testkit.Log
 }
 
 func newRig(t *testing.T) *rig {
 	env := bustest.Start(t)
 	return &rig{t: t, env: env, slack: slacktest.New(t, testToken), pub: bus.NewPublisher(env.JS),
-		clock: &fakeClock{t: t0}, logs: &syncBuffer{}}
+		clock: testkit.NewClock(t0), logs: &testkit.Log{}}
 }
 
 // start runs a service until the test ends and waits until it has read the backlogs.
@@ -117,28 +93,10 @@ func (r *rig) until(what string, s *Service, cond func(*Tracker) bool) {
 // texts is every text of a message's Block Kit blocks, one per line.
 func texts(t *testing.T, m slacktest.Message) string {
 	t.Helper()
-	var blocks []any
-	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
+	out, err := slacktest.Texts(m.Blocks)
+	if err != nil {
 		t.Fatalf("blocks %s: %v", m.Blocks, err)
 	}
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if s, ok := v["text"].(string); ok {
-				out = append(out, s)
-			}
-			for _, c := range v {
-				walk(c)
-			}
-		case []any:
-			for _, c := range v {
-				walk(c)
-			}
-		}
-	}
-	walk(blocks)
 	return strings.Join(out, "\n")
 }
 

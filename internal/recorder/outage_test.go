@@ -1,12 +1,10 @@
 package recorder
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/events/eventstest"
 	"github.com/bursar-dev/bursar/internal/store"
 	"github.com/bursar-dev/bursar/internal/store/storetest"
+	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
 // outage is the real store behind a switch that makes inserts fail as if ClickHouse were down.
@@ -36,29 +35,11 @@ func (o *outage) Insert(ctx context.Context, table, columns, token string, rows 
 	return o.Store.Insert(ctx, table, columns, token, rows)
 }
 
-// syncBuffer is a log sink safe for the recorder's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestClickHouseOutageHoldsAcksAndLosesNothing(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
 	o := &outage{Store: st}
 	o.down.Store(true)
-	var logs syncBuffer
+	var logs testkit.Log
 	reg := prometheus.NewRegistry()
 	cfg := Config{Streams: []string{"TELEMETRY"}, MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
 		Registerer: reg, Log: slog.New(slog.NewTextHandler(&logs, nil))}

@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/slack/slacktest"
 )
 
 // blockTexts renders an alert's blocks as Slack receives them and reads back every text.
@@ -22,26 +23,10 @@ func blockTexts(t *testing.T, a Alert) string {
 	if err := json.Unmarshal(raw, &back); err != nil || len(back.BlockSet) != len(a.Blocks()) {
 		t.Fatalf("blocks do not read back (%v): %s", err, raw)
 	}
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if s, ok := v["text"].(string); ok {
-				out = append(out, s)
-			}
-			for _, c := range v {
-				walk(c)
-			}
-		case []any:
-			for _, c := range v {
-				walk(c)
-			}
-		}
+	out, err := slacktest.Texts(raw)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var generic any
-	_ = json.Unmarshal(raw, &generic)
-	walk(generic)
 	return strings.Join(out, "\n")
 }
 
