@@ -92,6 +92,16 @@ type skyRow struct {
 
 var skyColumns = []string{"InstanceType", "AcceleratorName", "AcceleratorCount", "Region", "Price", "SpotPrice"}
 
+// csvError names the file and line of a CSV syntax error ("aws_vms.csv:7: bare \" in a
+// field"), so an operator can open the file there.
+func csvError(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s:%d: column %d: %w", name, pe.StartLine, pe.Column, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
 // parseSkyPilot reads a catalog by column name, so files whose columns are in a different
 // order (SkyPilot's per-cloud files differ) read the same.
 func parseSkyPilot(r io.Reader, name string) ([]skyRow, error) {
@@ -99,7 +109,7 @@ func parseSkyPilot(r io.Reader, name string) ([]skyRow, error) {
 	cr.FieldsPerRecord = 0
 	header, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%s:1: reading header: %w", name, err)
+		return nil, fmt.Errorf("reading header: %w", csvError(name, err))
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -122,10 +132,10 @@ func parseSkyPilot(r io.Reader, name string) ([]skyRow, error) {
 		if err == io.EOF {
 			return rows, nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, csvError(name, err)
 		}
+		line, _ := cr.FieldPos(0)
 		rows = append(rows, skyRow{where: name + ":" + strconv.Itoa(line),
 			instanceType: get(rec, "InstanceType"), accelerator: get(rec, "AcceleratorName"),
 			count: get(rec, "AcceleratorCount"), region: get(rec, "Region"), zone: get(rec, "AvailabilityZone"),

@@ -251,3 +251,24 @@ func FuzzParseSkyPilot(f *testing.F) {
 		}
 	})
 }
+
+// TestMalformedCatalogNamesFileAndLine: a quote out of place on the last line used to panic
+// (FieldPos called before Read's error was checked); it is an error naming file and line.
+func TestMalformedCatalogNamesFileAndLine(t *testing.T) {
+	header := "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\n"
+	tests := []struct {
+		name, body, want string
+	}{
+		{name: "quote inside a field", body: header + "p3.2xlarge,V100,1,us-east-1,3.06,0.9\n\"a\"b", want: "aws_vms.csv:3: column"},
+		{name: "lone quote", body: header + "\"", want: "aws_vms.csv:2: column"},
+		{name: "bad header", body: "\"a\"b\n", want: "aws_vms.csv:1: column"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseSkyPilot(strings.NewReader(tt.body), "aws_vms.csv")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
