@@ -10,13 +10,14 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/pricing"
 )
 
 // fetch runs the source with a timeout per attempt, retrying retryable failures with
-// exponential backoff. A provider's Retry-After wins over a shorter backoff.
+// jittered exponential backoff. A provider's Retry-After wins over a shorter backoff.
 func (c *Collector) fetch(ctx context.Context, job Job, at time.Time) (pricing.Catalog, error) {
-	delay := job.Backoff
+	delays := backoff.Policy{Min: job.Backoff, Max: job.MaxBackoff}
 	for attempt := 0; ; attempt++ {
 		cat, err := c.attempt(ctx, job, at)
 		if err == nil {
@@ -26,18 +27,15 @@ func (c *Collector) fetch(ctx context.Context, job Job, at time.Time) (pricing.C
 			return pricing.Catalog{}, err
 		}
 		c.metrics.failure(job.Source.Name(), errorKind(err))
-		wait := delay
+		var asked time.Duration
 		var ra retryAfter
-		if errors.As(err, &ra) && ra.RetryAfterDelay() > wait {
-			wait = ra.RetryAfterDelay()
+		if errors.As(err, &ra) {
+			asked = ra.RetryAfterDelay()
 		}
+		wait := delays.AtLeast(attempt+1, asked)
 		c.log.Info("retrying price fetch", "source", job.Source.Name(), "attempt", attempt+1, "wait", wait, "err", err)
 		if err := sleep(ctx, wait); err != nil {
 			return pricing.Catalog{}, err
-		}
-		delay *= 2
-		if job.MaxBackoff > 0 && delay > job.MaxBackoff {
-			delay = job.MaxBackoff
 		}
 	}
 }
