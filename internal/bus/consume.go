@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -37,7 +38,7 @@ type ConsumerSpec struct {
 	AckWait  time.Duration // default 30s
 	// GiveUpAfter sends a message to DLQ once it failed this many deliveries; 0 never gives up.
 	GiveUpAfter int
-	MinBackoff  time.Duration // first redelivery delay after a transient error (default 100ms)
+	MinBackoff  time.Duration // ceiling of the first redelivery delay, jittered (default 100ms)
 	MaxBackoff  time.Duration // cap on the delay (default 30s)
 	// DeliverNew starts a new consumer at the end of the stream instead of its beginning.
 	DeliverNew bool
@@ -64,19 +65,17 @@ func (s ConsumerSpec) config() jetstream.ConsumerConfig {
 	return cfg
 }
 
-func (s ConsumerSpec) backoff(delivered uint64) time.Duration {
-	lo, hi := s.MinBackoff, s.MaxBackoff
-	if lo <= 0 {
-		lo = 100 * time.Millisecond
+// redeliveryDelay is the wait before a message that failed delivered times comes back. It is
+// jittered, so the messages that failed together (a store outage) do not all return at once.
+func (s ConsumerSpec) redeliveryDelay(delivered uint64) time.Duration {
+	p := backoff.Policy{Min: s.MinBackoff, Max: s.MaxBackoff}
+	if p.Min <= 0 {
+		p.Min = 100 * time.Millisecond
 	}
-	if hi <= 0 {
-		hi = 30 * time.Second
+	if p.Max <= 0 {
+		p.Max = 30 * time.Second
 	}
-	d := lo
-	for i := uint64(1); i < delivered && d < hi; i++ {
-		d *= 2
-	}
-	return min(d, hi)
+	return p.Delay(int(min(delivered, 64))) // 2^63 is past any cap
 }
 
 // Consumer runs a Handler over a durable consumer.
@@ -136,7 +135,7 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg) {
 			c.deadLetter(ctx, m, fmt.Sprintf("gave up after %d deliveries: %v", delivered, err))
 			return
 		}
-		delay := c.spec.backoff(delivered)
+		delay := c.spec.redeliveryDelay(delivered)
 		c.log.Debug("handler failed; redelivering", "id", e.Header().ID, "delivery", delivered,
 			"delay", delay, "err", err)
 		_ = m.NakWithDelay(delay)
@@ -151,7 +150,7 @@ func (c *Consumer) deadLetter(ctx context.Context, m jetstream.Msg, reason strin
 	defer cancel()
 	if _, err := c.js.PublishMsg(pctx, dead, opts...); err != nil {
 		c.log.Error("could not store a dead message in DLQ; will retry", "subject", m.Subject(), "err", err)
-		_ = m.NakWithDelay(c.spec.backoff(deliveries(m)))
+		_ = m.NakWithDelay(c.spec.redeliveryDelay(deliveries(m)))
 		return
 	}
 	c.log.Warn("message sent to DLQ", "subject", m.Subject(), "reason", reason)

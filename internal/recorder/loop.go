@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/store"
@@ -237,10 +238,11 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 	return nil
 }
 
-// retry runs op until it succeeds or ctx ends, backing off between attempts. It logs when op
-// starts failing and when it recovers, not every attempt.
+// retry runs op until it succeeds or ctx ends, backing off between attempts with jitter, so
+// the loops of every stream do not hit a recovering ClickHouse at the same instant. It logs
+// when op starts failing and when it recovers, not every attempt.
 func (l *loop) retry(ctx context.Context, what string, op func(context.Context) error) error {
-	delay := l.r.cfg.MinBackoff
+	delays := backoff.Policy{Min: l.r.cfg.MinBackoff, Max: l.r.cfg.MaxBackoff}
 	var since time.Time
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
@@ -262,10 +264,9 @@ func (l *loop) retry(ctx context.Context, what string, op func(context.Context) 
 				"transient", store.Transient(err), "err", err)
 		}
 		select {
-		case <-time.After(delay):
+		case <-time.After(delays.Delay(attempt)):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		delay = min(2*delay, l.r.cfg.MaxBackoff)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/redact"
 )
 
@@ -36,8 +37,11 @@ type Hook struct {
 	Client  *http.Client  // default: one with Timeout per attempt
 	Timeout time.Duration // per attempt (default 10s)
 	Retries int           // attempts after the first (default 5)
-	Backoff time.Duration // first wait between attempts, doubled each time (default 500ms)
-	Now     func() time.Time
+	Backoff time.Duration // ceiling of the first wait between attempts, doubled each time (default 500ms)
+	// MaxBackoff caps the wait between attempts (default 30s). Waits are jittered, so hooks
+	// failing together do not retry in lockstep.
+	MaxBackoff time.Duration
+	Now        func() time.Time
 }
 
 var _ actuate.Actuator = (*Hook)(nil)
@@ -75,9 +79,12 @@ func (h *Hook) Scale(ctx context.Context, t actuate.Target) error {
 	if err != nil {
 		return fmt.Errorf("encoding action %s: %w", t.ActionID, err)
 	}
-	wait := h.Backoff
-	if wait <= 0 {
-		wait = 500 * time.Millisecond
+	delays := backoff.Policy{Min: h.Backoff, Max: h.MaxBackoff}
+	if delays.Min <= 0 {
+		delays.Min = 500 * time.Millisecond
+	}
+	if delays.Max <= 0 {
+		delays.Max = 30 * time.Second
 	}
 	retries := h.Retries
 	if retries <= 0 {
@@ -89,9 +96,8 @@ func (h *Hook) Scale(ctx context.Context, t actuate.Target) error {
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("webhook %s: %w (last: %w)", redact.URL(h.URL), ctx.Err(), last)
-			case <-time.After(wait):
+			case <-time.After(delays.Delay(attempt)):
 			}
-			wait *= 2
 		}
 		final, err := h.post(ctx, t.ActionID, body)
 		if err == nil {
