@@ -44,14 +44,24 @@ type Actuator interface {
 }
 
 // Observed is what a group runs now. Instances, when the actuator knows them, names the nodes or
-// instances the group's replicas run on, so a reclaim notice can be matched to its workload.
+// instances the group's ready replicas run on, and Starting those of replicas not ready yet, so a
+// reclaim notice can be matched to its workload (never guessed). Pending counts replicas asked for
+// that got no instance at all, with the actuator's Reason (ReasonNoCapacity when the provider has
+// none): the arbiter gives such a launch up and places it elsewhere.
 type Observed struct {
 	Group
 	Offer     string
 	Desired   int
 	Ready     int
 	Instances []string
+	Starting  []string
+	Pending   int
+	Reason    string
 }
+
+// ReasonNoCapacity is the Pending reason of a launch the provider has no capacity for (an
+// Unschedulable pod, an InsufficientInstanceCapacity error).
+const ReasonNoCapacity = "insufficient capacity"
 
 // Reporter is an actuator that can say what runs, to be published as replica.state.
 type Reporter interface {

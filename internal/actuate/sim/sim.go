@@ -1,10 +1,14 @@
-// Package sim is an in-process fleet that behaves like a ReplicaSet on spot capacity: a scale
-// sets the desired count, launches become ready after the location's launch delay, reclaimed
-// instances vanish at their deadline and are replaced while the desired count says so. Its clock
-// is injected, so tests, the demo and the replay drive time themselves.
+// Package sim is an in-process fleet that behaves like a ReplicaSet on spot capacity, under the
+// market model of ../shared/REPLAY.md: a scale sets the desired count; a launch gets an instance
+// only while its location has spot capacity left (else it stays pending, "insufficient capacity",
+// as an Unschedulable pod would); instances become ready after the location's launch delay; when
+// capacity falls below what runs, the newest instances are reclaimed with the provider's notice
+// and vanish at their deadline. Its clock is injected, so tests, the demo and the replay drive
+// time themselves.
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -26,6 +30,7 @@ type Fleet struct {
 	life   []Life
 	next   int
 	script []Reclaim
+	market capacity
 	// FailNext, when set, makes the next Scale call fail with it (and do nothing).
 	FailNext error
 }
@@ -53,9 +58,10 @@ var (
 	_ actuate.Reporter = (*Fleet)(nil)
 )
 
-// New returns an empty fleet over cfg's locations (their sim launch delays), reading time from now.
+// New returns an empty fleet over cfg's locations (their sim launch delays), reading time from
+// now. Spot capacity is unlimited until SetCapacity or UseTrace limits it.
 func New(cfg *fleet.Config, now func() time.Time) *Fleet {
-	return &Fleet{cfg: cfg, now: now, groups: map[actuate.Group]*group{}}
+	return &Fleet{cfg: cfg, now: now, groups: map[actuate.Group]*group{}, market: newCapacity()}
 }
 
 // Scale sets the group's desired count, launching or removing instances at once.
@@ -89,35 +95,46 @@ func (f *Fleet) Desired(_ context.Context, g actuate.Group) (int, error) {
 	return 0, nil
 }
 
-// Observe advances the fleet to now and reports every group.
+// Observe advances the fleet to now and reports every group: its ready instances, those still
+// starting, and the replicas pending for want of capacity.
 func (f *Fleet) Observe(_ context.Context) ([]actuate.Observed, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := f.now()
-	f.step(now)
+	f.step(f.now())
 	out := make([]actuate.Observed, 0, len(f.groups))
-	for k, g := range f.groups {
+	for _, k := range f.keys() {
+		g := f.groups[k]
 		o := actuate.Observed{Group: k, Offer: g.offer, Desired: g.desired}
 		for _, i := range g.insts {
 			if l := f.life[i]; !l.Ready.IsZero() {
 				o.Ready++
 				o.Instances = append(o.Instances, l.Instance)
+			} else {
+				o.Starting = append(o.Starting, l.Instance)
 			}
+		}
+		if o.Pending = g.desired - len(g.insts); o.Pending > 0 {
+			o.Reason = actuate.ReasonNoCapacity
+		} else {
+			o.Pending = 0
 		}
 		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b actuate.Observed) int { return compareGroups(a.Group, b.Group) })
 	return out, nil
 }
 
 func compareGroups(a, b actuate.Group) int {
-	switch {
-	case a.String() < b.String():
-		return -1
-	case a.String() > b.String():
-		return 1
+	return cmp.Or(cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Location, b.Location), cmp.Compare(a.Market, b.Market))
+}
+
+// keys are the groups in a fixed order, so that who gets the last capacity is deterministic.
+func (f *Fleet) keys() []actuate.Group {
+	keys := make([]actuate.Group, 0, len(f.groups))
+	for k := range f.groups {
+		keys = append(keys, k)
 	}
-	return 0
+	slices.SortFunc(keys, compareGroups)
+	return keys
 }
 
 // Calls returns every Scale call the fleet accepted, in order.
@@ -145,33 +162,47 @@ func (f *Fleet) group(k actuate.Group) *group {
 }
 
 // step brings every group to now: launches that finished are ready, reclaimed instances whose
-// deadline passed are gone, and each group launches or removes instances to meet its desired
-// count (unready ones go first, like a ReplicaSet).
+// deadline passed are gone, groups above their desired count shed instances (unready ones first,
+// like a ReplicaSet), capacity that fell reclaims the newest instances, and groups below their
+// desired count launch into the capacity left; the rest stays pending.
 func (f *Fleet) step(now time.Time) {
-	for k, g := range f.groups {
-		delay := f.delay(k.Location)
-		for _, i := range g.insts {
-			if l := &f.life[i]; l.Ready.IsZero() && !now.Before(l.Launched.Add(delay)) {
-				l.Ready = l.Launched.Add(delay)
-			}
-		}
-		g.insts = slices.DeleteFunc(g.insts, func(i int) bool {
-			if d, ok := g.dying[i]; ok && !now.Before(d) {
-				f.life[i].Gone, f.life[i].Reclaim = d, true
-				delete(g.dying, i)
-				return true
-			}
-			return false
-		})
-		for len(g.insts) < g.desired {
-			f.life = append(f.life, Life{Instance: fmt.Sprintf("%s-%d", k.Location, f.next), Group: k, Launched: now})
-			f.next++
-			g.insts = append(g.insts, len(f.life)-1)
-		}
+	f.market.follow(now)
+	keys := f.keys()
+	for _, k := range keys {
+		g := f.groups[k]
+		f.ripen(k, g, now)
 		for len(g.insts) > g.desired {
 			f.remove(g, f.victim(g), now)
 		}
 	}
+	f.clamp(now)
+	for _, k := range keys {
+		g := f.groups[k]
+		for len(g.insts) < g.desired && f.room(k, now) > 0 {
+			f.life = append(f.life, Life{Instance: fmt.Sprintf("%s-%d", k.Location, f.next), Group: k, Launched: now})
+			f.next++
+			g.insts = append(g.insts, len(f.life)-1)
+		}
+	}
+}
+
+// ripen marks the group's finished launches ready and ends its reclaimed instances whose deadline
+// has passed.
+func (f *Fleet) ripen(k actuate.Group, g *group, now time.Time) {
+	delay := f.delay(k.Location)
+	for _, i := range g.insts {
+		if l := &f.life[i]; l.Ready.IsZero() && !now.Before(l.Launched.Add(delay)) {
+			l.Ready = l.Launched.Add(delay)
+		}
+	}
+	g.insts = slices.DeleteFunc(g.insts, func(i int) bool {
+		if d, ok := g.dying[i]; ok && !now.Before(d) {
+			f.life[i].Gone, f.life[i].Reclaim = d, true
+			delete(g.dying, i)
+			return true
+		}
+		return false
+	})
 }
 
 // victim picks the instance a scale-down removes: one already dying, else the newest unready one,
@@ -206,20 +237,17 @@ func (f *Fleet) delay(location string) time.Duration {
 
 // Reclaim gives the oldest ready, not yet reclaimed instance of a spot group at location notice
 // before it goes, and returns the capacity.reclaimed event a provider would send. ok is false
-// when the location runs no spot instance.
+// when the location runs no spot instance. It is a reclaim scripted by a test; a capacity trace
+// reclaims by itself (see Due).
 func (f *Fleet) Reclaim(location string, notice time.Duration) (e *events.CapacityReclaimed, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now()
 	f.step(now)
-	keys := make([]actuate.Group, 0, len(f.groups))
-	for k := range f.groups {
-		if k.Location == location && k.Market == events.Spot {
-			keys = append(keys, k)
+	for _, k := range f.keys() {
+		if k.Location != location || k.Market != events.Spot {
+			continue
 		}
-	}
-	slices.SortFunc(keys, compareGroups)
-	for _, k := range keys {
 		g := f.groups[k]
 		for _, i := range g.insts {
 			if _, dying := g.dying[i]; dying || f.life[i].Ready.IsZero() {

@@ -7,7 +7,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
-// Reclaim is one line of a reclaim trace: at At, the provider takes a spot instance at Location
+// Reclaim is one line of a reclaim script: at At, the provider takes a spot instance at Location
 // back with Notice to go.
 type Reclaim struct {
 	At       time.Time
@@ -15,19 +15,23 @@ type Reclaim struct {
 	Notice   time.Duration
 }
 
-// Play adds a trace of reclaims; Due fires them as time passes.
-func (f *Fleet) Play(trace []Reclaim) {
+// Play adds a script of reclaims; Due fires them as time passes.
+func (f *Fleet) Play(script []Reclaim) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.script = append(f.script, trace...)
+	f.script = append(f.script, script...)
 	slices.SortStableFunc(f.script, func(a, b Reclaim) int { return a.At.Compare(b.At) })
 }
 
-// Due fires every scripted reclaim whose time has come and returns the notices to publish. A
-// reclaim at a location with no ready spot instance is dropped: there was nothing to take.
+// Due brings the fleet to now and returns the reclaim notices to publish: those of capacity that
+// fell since the last call, then every scripted reclaim whose time has come. A scripted reclaim at
+// a location with no ready spot instance is dropped: there was nothing to take.
 func (f *Fleet) Due() []*events.CapacityReclaimed {
 	f.mu.Lock()
 	now := f.now()
+	f.step(now)
+	out := f.market.pending
+	f.market.pending = nil
 	n := 0
 	for n < len(f.script) && !f.script[n].At.After(now) {
 		n++
@@ -35,7 +39,6 @@ func (f *Fleet) Due() []*events.CapacityReclaimed {
 	due := slices.Clone(f.script[:n])
 	f.script = f.script[n:]
 	f.mu.Unlock()
-	var out []*events.CapacityReclaimed
 	for _, r := range due {
 		if e, ok := f.Reclaim(r.Location, r.Notice); ok {
 			out = append(out, e)
