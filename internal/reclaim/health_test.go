@@ -2,10 +2,12 @@ package reclaim
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -19,10 +21,10 @@ func TestHealthLogsOnStateChangeAndBacksOff(t *testing.T) {
 	if got := strings.Count(buf.String(), "poll failed"); got != 4 { // failures 1, 2, 4, 8
 		t.Errorf("logged %d failures of 10, want 4:\n%s", got, buf.String())
 	}
-	want := []time.Duration{1, 2, 4, 8, 16, 30, 30, 30, 30, 30}
-	for i, d := range delays {
-		if d != want[i]*time.Second {
-			t.Errorf("delay after failure %d = %v, want %v", i+1, d, want[i]*time.Second)
+	ceilings := []time.Duration{1, 2, 4, 8, 16, 30, 30, 30, 30, 30}
+	for i, d := range delays { // jittered: in the upper half of the ceiling
+		if c := ceilings[i] * time.Second; d < c-c/2 || d > c {
+			t.Errorf("delay after failure %d = %v, want within [%v, %v]", i+1, d, c-c/2, c)
 		}
 	}
 	h.ok()
@@ -30,7 +32,51 @@ func TestHealthLogsOnStateChangeAndBacksOff(t *testing.T) {
 	if got := strings.Count(buf.String(), "recovered"); got != 1 {
 		t.Errorf("logged %d recoveries, want 1", got)
 	}
-	if h.failed(errors.New("again")) != time.Second {
-		t.Error("backoff did not reset after recovery")
+	if d := h.failed(errors.New("again")); d > time.Second {
+		t.Errorf("delay after recovery and a new failure = %v: backoff did not reset", d)
+	}
+}
+
+// TestEveryBacksOffWhilePollsFail: failed polls in a row space the next ones out beyond the
+// interval, jittered (watchers that lost the metadata service together spread apart), and
+// a success brings the interval back.
+func TestEveryBacksOffWhilePollsFail(t *testing.T) {
+	const watchers = 5
+	firstWaits := map[time.Duration]bool{}
+	for range watchers {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var calls []time.Time
+			poll := func(context.Context) error {
+				calls = append(calls, time.Now())
+				switch {
+				case len(calls) == 8:
+					cancel()
+				case len(calls) <= 6:
+					return errors.New("no metadata service")
+				}
+				return nil
+			}
+			if err := every(ctx, time.Second, slog.New(slog.DiscardHandler), "test", poll); err != nil {
+				t.Fatal(err)
+			}
+			// Waits after failures 1..6 have ceilings 1, 2, 4, 8, 16, 30 s, none below the interval;
+			// after the success at call 7 the interval is back.
+			ceilings := []time.Duration{1, 2, 4, 8, 16, 30}
+			for i, c := range ceilings {
+				c *= time.Second
+				if gap := calls[i+1].Sub(calls[i]); gap < max(c-c/2, time.Second) || gap > c {
+					t.Errorf("wait after failure %d = %v, want within [%v, %v]", i+1, gap, max(c-c/2, time.Second), c)
+				}
+			}
+			if gap := calls[7].Sub(calls[6]); gap != time.Second {
+				t.Errorf("wait after a success = %v, want the 1s interval", gap)
+			}
+			firstWaits[calls[2].Sub(calls[1])] = true
+		})
+	}
+	if len(firstWaits) < 2 {
+		t.Errorf("%d watchers failing together all waited %v: no jitter", watchers, firstWaits)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -192,20 +193,19 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // every calls f now and then every interval until ctx is done; f's errors are logged, never
 // fatal, because a metadata service that hiccups must not stop the watcher.
+// After failures in a row it waits longer than interval, up to 30 s, so a node without the
+// metadata service it expects is not polled flat out.
 func every(ctx context.Context, interval time.Duration, log *slog.Logger, what string, f func(context.Context) error) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	h := health{log: log, what: what}
 	for {
+		wait := interval
 		if err := f(ctx); err != nil && ctx.Err() == nil {
-			h.failed(err)
+			wait = max(wait, h.failed(err))
 		} else if err == nil {
 			h.ok()
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, wait) {
 			return nil
-		case <-t.C:
 		}
 	}
 }
@@ -219,18 +219,18 @@ type health struct {
 	failures int
 }
 
-// failed records a failure and returns how long to wait before the next try: a second,
-// doubling with each failure in a row, at most 30 s.
+// pollBackoff is the wait after failed polls in a row: from a second, doubling, at most 30 s,
+// jittered so the watchers of a fleet that lost its metadata service together do not come
+// back in lockstep.
+var pollBackoff = backoff.Policy{Min: time.Second, Max: 30 * time.Second}
+
+// failed records a failure and returns how long to wait before the next try.
 func (h *health) failed(err error) time.Duration {
 	h.failures++
 	if h.failures&(h.failures-1) == 0 { // 1, 2, 4, 8, ...
 		h.log.Warn("reclaim watcher poll failed", "watcher", h.what, "failures_in_a_row", h.failures, "err", err)
 	}
-	d := time.Second
-	for i := 1; i < h.failures && d < 30*time.Second; i++ {
-		d *= 2
-	}
-	return min(d, 30*time.Second)
+	return pollBackoff.Delay(h.failures)
 }
 
 func (h *health) ok() {
