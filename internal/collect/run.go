@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -40,12 +41,20 @@ func (c *Collector) fetch(ctx context.Context, job Job, at time.Time) (pricing.C
 	}
 }
 
-func (c *Collector) attempt(ctx context.Context, job Job, at time.Time) (pricing.Catalog, error) {
+// attempt runs one fetch. A source that panics (a parser bug on a bad input) fails that
+// source's run with an error instead of taking the collector and every other source down.
+func (c *Collector) attempt(ctx context.Context, job Job, at time.Time) (cat pricing.Catalog, err error) {
 	if job.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
 		defer cancel()
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("price source panicked", "source", job.Source.Name(), "panic", r, "stack", string(debug.Stack()))
+			cat, err = pricing.Catalog{}, fmt.Errorf("source %s panicked: %v (a bug: report it with the input)", job.Source.Name(), r)
+		}
+	}()
 	return job.Source.Fetch(ctx, at)
 }
 

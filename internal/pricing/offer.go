@@ -81,14 +81,20 @@ const (
 )
 
 // Catalog is one source's normalized result from one fetch: its offers, the rows it skipped by
-// reason, and the GPU names it could not map (by "provider:name"), which are reported, not guessed.
+// reason, the GPU names it could not map (by "provider:name"), which are reported, not guessed,
+// and warnings about rows it had to choose between (see Add), for the collector to log.
 type Catalog struct {
-	Offers  []Offer
-	Skipped map[string]int
-	Unknown map[string]int
+	Offers   []Offer
+	Skipped  map[string]int
+	Unknown  map[string]int
+	Warnings []string
 
-	index map[string]int
+	index  map[string]int
+	origin map[string]string // offer key → where it was read (file:line, SKU), for errors
 }
+
+// maxWarnings bounds the warnings one catalog keeps; the rest are still counted in Skipped.
+const maxWarnings = 20
 
 // Skip counts a row left out for reason.
 func (c *Catalog) Skip(reason string) {
@@ -106,11 +112,17 @@ func (c *Catalog) UnknownGPU(provider, name string) {
 	c.Unknown[provider+":"+name]++
 }
 
-// Add validates o, priced in currency, and adds it. A zero price is skipped (providers list
-// free placeholder SKUs such as AWS capacity blocks); a duplicate key keeps the first offer. A
-// negative or non-finite price, a currency other than USD or a missing field is an error: the
-// caller must then drop the whole fetch rather than publish a partial or wrong catalog.
-func (c *Catalog) Add(o Offer, currency string) error {
+// Add validates o, priced in currency, and adds it; AddFrom does the same and remembers where
+// the offer was read.
+func (c *Catalog) Add(o Offer, currency string) error { return c.AddFrom(o, currency, "") }
+
+// AddFrom validates o, priced in currency and read at where (file:line, a SKU or offer id; may be
+// empty), and adds it. A zero price is skipped (providers list free placeholder SKUs such as AWS
+// capacity blocks). Of two offers with one key the lower price is kept, whatever their order,
+// and a warning names both; equal prices are one offer seen twice. A negative or non-finite
+// price, a currency other than USD or a missing field is an error: the caller must then drop
+// the whole fetch rather than publish a partial or wrong catalog.
+func (c *Catalog) AddFrom(o Offer, currency, where string) error {
 	if !strings.EqualFold(currency, "USD") {
 		return fmt.Errorf("%s %s: %w (got %q)", o.Provider, o.InstanceType, ErrCurrency, currency)
 	}
@@ -126,20 +138,76 @@ func (c *Catalog) Add(o Offer, currency string) error {
 		c.Skip(SkipZeroPrice)
 		return nil
 	}
-	if c.index == nil {
-		c.index = map[string]int{}
-		for i, prev := range c.Offers {
-			c.index[prev.Key()] = i
-		}
-	}
+	c.buildIndex()
 	k := o.Key()
-	if _, dup := c.index[k]; dup {
+	if i, dup := c.index[k]; dup {
 		c.Skip(SkipDuplicate)
+		c.keepLower(i, o, where)
 		return nil
 	}
 	c.index[k] = len(c.Offers)
 	c.Offers = append(c.Offers, o)
+	c.setOrigin(k, where)
 	return nil
+}
+
+func (c *Catalog) buildIndex() {
+	if c.index != nil {
+		return
+	}
+	c.index = make(map[string]int, len(c.Offers))
+	for i, prev := range c.Offers {
+		c.index[prev.Key()] = i
+	}
+}
+
+// keepLower settles a duplicate key: the lower price wins, and a differing price is a warning
+// naming both rows, so an operator can tell which row of the file is the one in use.
+func (c *Catalog) keepLower(i int, o Offer, where string) {
+	old := c.Offers[i]
+	if old.PricePerHour == o.PricePerHour {
+		return
+	}
+	k := o.Key()
+	oldWhere := c.Origin(k)
+	kept := oldWhere
+	if o.PricePerHour < old.PricePerHour {
+		c.Offers[i] = o
+		c.setOrigin(k, where)
+		kept = where
+	}
+	c.warn(fmt.Sprintf("duplicate offer %s: %s at %v USD/h and %s at %v USD/h; kept the lower price (%s)",
+		k, orUnnamed(oldWhere), old.PricePerHour, orUnnamed(where), o.PricePerHour, orUnnamed(kept)))
+}
+
+func (c *Catalog) warn(msg string) {
+	if len(c.Warnings) < maxWarnings {
+		c.Warnings = append(c.Warnings, msg)
+	}
+}
+
+func (c *Catalog) setOrigin(key, where string) {
+	if where == "" {
+		if c.origin != nil {
+			delete(c.origin, key)
+		}
+		return
+	}
+	if c.origin == nil {
+		c.origin = map[string]string{}
+	}
+	c.origin[key] = where
+}
+
+// Origin is where the offer of that key was read (file:line, a SKU), or "" when the source did
+// not say.
+func (c Catalog) Origin(key string) string { return c.origin[key] }
+
+func orUnnamed(where string) string {
+	if where == "" {
+		return "a row"
+	}
+	return where
 }
 
 // Sort orders the offers by key, so that output and comparisons are deterministic.
@@ -151,9 +219,12 @@ func (c *Catalog) Sort() {
 // Merge adds every offer and count of other into c.
 func (c *Catalog) Merge(other Catalog) {
 	for _, o := range other.Offers {
-		if err := c.Add(o, "USD"); err != nil {
+		if err := c.AddFrom(o, "USD", other.Origin(o.Key())); err != nil {
 			c.Skip(SkipExcluded)
 		}
+	}
+	for _, w := range other.Warnings {
+		c.warn(w)
 	}
 	for k, n := range other.Skipped {
 		c.Skipped = addCount(c.Skipped, k, n)

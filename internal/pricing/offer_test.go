@@ -3,6 +3,8 @@ package pricing
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,15 +51,68 @@ func TestCatalogAdd(t *testing.T) {
 	}
 }
 
-func TestCatalogDuplicateKeepsFirst(t *testing.T) {
+// TestCatalogDuplicateKeepsLowerAndWarns: two rows for one offer used to collapse silently to
+// the first; the lower price wins whatever the order, and a warning names both rows.
+func TestCatalogDuplicateKeepsLowerAndWarns(t *testing.T) {
+	tests := []struct {
+		name        string
+		prices      []float64
+		wantPrice   float64
+		wantWhere   string
+		wantWarning string
+	}{
+		{name: "lower first", prices: []float64{55.04, 60}, wantPrice: 55.04, wantWhere: "f.csv:1",
+			wantWarning: "f.csv:1 at 55.04 USD/h and f.csv:2 at 60 USD/h; kept the lower price (f.csv:1)"},
+		{name: "lower last", prices: []float64{60, 55.04}, wantPrice: 55.04, wantWhere: "f.csv:2",
+			wantWarning: "f.csv:1 at 60 USD/h and f.csv:2 at 55.04 USD/h; kept the lower price (f.csv:2)"},
+		{name: "same price twice is no conflict", prices: []float64{60, 60}, wantPrice: 60, wantWhere: "f.csv:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Catalog
+			for i, p := range tt.prices {
+				if err := c.AddFrom(offer(p), "USD", "f.csv:"+strconv.Itoa(i+1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(c.Offers) != 1 || c.Offers[0].PricePerHour != tt.wantPrice || c.Skipped[SkipDuplicate] != 1 {
+				t.Fatalf("catalog = %+v, want one offer at %v and one duplicate counted", c, tt.wantPrice)
+			}
+			if got := c.Origin(c.Offers[0].Key()); got != tt.wantWhere {
+				t.Errorf("origin = %q, want %q", got, tt.wantWhere)
+			}
+			switch {
+			case tt.wantWarning == "" && len(c.Warnings) != 0:
+				t.Errorf("warnings = %q, want none", c.Warnings)
+			case tt.wantWarning != "" && (len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], tt.wantWarning) ||
+				!strings.Contains(c.Warnings[0], c.Offers[0].Key())):
+				t.Errorf("warnings = %q, want one naming the key and %q", c.Warnings, tt.wantWarning)
+			}
+		})
+	}
+}
+
+func TestCatalogWarningsAreBounded(t *testing.T) {
 	var c Catalog
-	for _, p := range []float64{55.04, 60} {
-		if err := c.Add(offer(p), "USD"); err != nil {
+	for i := range 3 * maxWarnings {
+		if err := c.AddFrom(offer(float64(100-i)), "USD", strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(c.Offers) != 1 || c.Offers[0].PricePerHour != 55.04 || c.Skipped[SkipDuplicate] != 1 {
-		t.Fatalf("catalog = %+v, want the first offer kept and one duplicate counted", c)
+	if len(c.Warnings) != maxWarnings || c.Skipped[SkipDuplicate] != 3*maxWarnings-1 {
+		t.Fatalf("%d warnings, %d duplicates; want %d kept and every duplicate counted", len(c.Warnings), c.Skipped[SkipDuplicate], maxWarnings)
+	}
+}
+
+func TestMergeKeepsOriginsAndWarnings(t *testing.T) {
+	var a, b Catalog
+	_ = a.AddFrom(offer(60), "USD", "a.csv:2")
+	_ = b.AddFrom(offer(50), "USD", "b.csv:9")
+	b.Warnings = []string{"from b"}
+	a.Merge(b)
+	if len(a.Offers) != 1 || a.Offers[0].PricePerHour != 50 || a.Origin(a.Offers[0].Key()) != "b.csv:9" ||
+		len(a.Warnings) != 2 || a.Warnings[1] != "from b" {
+		t.Fatalf("merged = %+v origin %q", a, a.Origin(a.Offers[0].Key()))
 	}
 }
 
