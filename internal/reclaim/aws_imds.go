@@ -5,23 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/redact"
 )
 
-// AWS instance metadata paths (IMDSv2), from the AWS spot interruption docs.
+// AWS instance metadata paths under /latest/meta-data, from the AWS spot interruption docs.
 const (
-	imdsTokenPath     = "/latest/api/token"
-	imdsActionPath    = "/latest/meta-data/spot/instance-action"
-	imdsRebalancePath = "/latest/meta-data/events/recommendations/rebalance"
-	imdsIdentityPath  = "/latest/dynamic/instance-identity/document"
-	imdsTokenTTL      = 6 * time.Hour
+	imdsActionPath    = "spot/instance-action"
+	imdsRebalancePath = "events/recommendations/rebalance"
 )
 
 // awsSpotWarning is how long AWS's interruption warning runs: the earliest a rebalance
@@ -61,12 +64,14 @@ func ParseRebalance(b []byte) (time.Time, error) {
 	return r.NoticeTime, nil
 }
 
-// identityDocument is the part of the instance identity document the watcher uses.
-type identityDocument struct {
-	InstanceID       string `json:"instanceId"`
-	Region           string `json:"region"`
-	AvailabilityZone string `json:"availabilityZone"`
+// imdsAPI is the part of the SDK's IMDS client the watcher calls.
+type imdsAPI interface {
+	GetMetadata(ctx context.Context, in *imds.GetMetadataInput, opts ...func(*imds.Options)) (*imds.GetMetadataOutput, error)
+	GetInstanceIdentityDocument(ctx context.Context, in *imds.GetInstanceIdentityDocumentInput,
+		opts ...func(*imds.Options)) (*imds.GetInstanceIdentityDocumentOutput, error)
 }
+
+var _ imdsAPI = (*imds.Client)(nil)
 
 // AWSIMDSWatcher polls the instance's own metadata service for a spot interruption notice and a
 // rebalance recommendation. A 404 on either path means nothing is pending.
@@ -74,11 +79,10 @@ type AWSIMDSWatcher struct {
 	cfg     AWSIMDSConfig
 	d       Deps
 	tracker *tracker
+	client  imdsAPI
 
-	mu       sync.Mutex
-	place    Placement
-	token    string
-	tokenEnd time.Time
+	mu    sync.Mutex
+	place Placement
 }
 
 var _ Runner = (*AWSIMDSWatcher)(nil)
@@ -90,8 +94,47 @@ func NewAWSIMDSWatcher(cfg AWSIMDSConfig, d Deps) *AWSIMDSWatcher {
 	cfg.Interval = orDefault(cfg.Interval, 5*time.Second)
 	cfg.Timeout = orDefault(cfg.Timeout, 2*time.Second)
 	n := cfg.NodeConfig
-	return &AWSIMDSWatcher{cfg: cfg, d: d, tracker: newTracker(d), place: Placement{Provider: "aws",
-		Region: n.Region, Zone: n.Zone, Location: n.Location, Instance: n.Instance, Node: n.Node}}
+	return &AWSIMDSWatcher{cfg: cfg, d: d, tracker: newTracker(d), client: newIMDSClient(cfg.Endpoint, d.HTTP),
+		place: Placement{Provider: "aws", Region: n.Region, Zone: n.Zone, Location: n.Location, Instance: n.Instance, Node: n.Node}}
+}
+
+// newIMDSClient returns the SDK's client for endpoint, IMDSv2 only: a session token on every
+// request, never the tokenless IMDSv1 fallback. A rejected token is renewed once, at once;
+// every other failure is left to the poll loop, which backs off, so one poll stays within
+// its timeout.
+func newIMDSClient(endpoint string, c *http.Client) *imds.Client {
+	return imds.New(imds.Options{
+		Endpoint:          endpoint,
+		HTTPClient:        metadataHTTP{c},
+		ClientEnableState: imds.ClientEnabled, // configured on purpose: AWS_EC2_METADATA_DISABLED does not apply
+		EnableFallback:    aws.FalseTernary,
+		// The retryer's own backoff (none) holds, not the client's default of up to 1 s.
+		DisableDefaultMaxBackoff: true,
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 2
+			o.Retryables = []retry.IsErrorRetryable{retry.RetryableError{}} // the SDK marks a 401 so
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+			o.RateLimiter = ratelimit.None
+		}),
+	})
+}
+
+// metadataHTTP is the SDK's HTTP client. It caps what a metadata service may send (its
+// documents are a few hundred bytes; the SDK reads a body whole), and redacts the endpoint in
+// its errors where they start: the SDK wraps them in errors that do not unwrap, so the
+// credentials of a configured endpoint could not be found in them later.
+type metadataHTTP struct{ c *http.Client }
+
+func (m metadataHTTP) Do(req *http.Request) (*http.Response, error) {
+	resp, err := m.c.Do(req)
+	if err != nil {
+		return nil, redact.Error(err)
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(resp.Body, maxBody), resp.Body}
+	return resp, nil
 }
 
 // Run polls every interval until ctx is cancelled; the first successful poll also discovers
@@ -164,13 +207,16 @@ func (w *AWSIMDSWatcher) discover(ctx context.Context) error {
 	if p.Instance != "" && p.Region != "" && p.Zone != "" {
 		return nil
 	}
-	b, err := w.get(ctx, imdsIdentityPath)
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
+	defer cancel()
+	out, err := w.client.GetInstanceIdentityDocument(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("discovering instance identity: %w", err)
+		return fmt.Errorf("discovering instance identity: %w", sdkError(err))
 	}
-	var doc identityDocument
-	if err := json.Unmarshal(b, &doc); err != nil || doc.InstanceID == "" || doc.Region == "" {
-		return fmt.Errorf("discovering instance identity: malformed identity document %.200q", b)
+	doc := out.InstanceIdentityDocument
+	if doc.InstanceID == "" || doc.Region == "" {
+		return fmt.Errorf("discovering instance identity: the identity document from %s names no instance or region",
+			redact.URL(w.cfg.Endpoint))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -180,53 +226,39 @@ func (w *AWSIMDSWatcher) discover(ctx context.Context) error {
 	return nil
 }
 
-// get reads one metadata path with an IMDSv2 session token, renewing the token once when the
-// service rejects it.
+// get reads one metadata path; the SDK gets the IMDSv2 session token, reuses it until it
+// expires and renews it when the service rejects it.
 func (w *AWSIMDSWatcher) get(ctx context.Context, path string) ([]byte, error) {
-	for attempt := 0; ; attempt++ {
-		tok, err := w.sessionToken(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r, err := fetch(ctx, w.d.HTTP, request{method: http.MethodGet, url: w.cfg.Endpoint + path,
-			header: http.Header{"X-Aws-Ec2-Metadata-Token": {tok}}, timeout: w.cfg.Timeout})
-		var st *errStatus
-		if errors.As(err, &st) && st.code == http.StatusUnauthorized && attempt == 0 {
-			w.dropToken()
-			continue
-		}
-		return r.body, err
-	}
-}
-
-func (w *AWSIMDSWatcher) sessionToken(ctx context.Context) (string, error) {
-	w.mu.Lock()
-	tok, end := w.token, w.tokenEnd
-	w.mu.Unlock()
-	now := w.d.Now()
-	if tok != "" && now.Before(end) {
-		return tok, nil
-	}
-	ttl := strconv.Itoa(int(imdsTokenTTL / time.Second))
-	r, err := fetch(ctx, w.d.HTTP, request{method: http.MethodPut, url: w.cfg.Endpoint + imdsTokenPath,
-		header: http.Header{"X-Aws-Ec2-Metadata-Token-Ttl-Seconds": {ttl}}, timeout: w.cfg.Timeout})
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
+	defer cancel()
+	out, err := w.client.GetMetadata(ctx, &imds.GetMetadataInput{Path: path})
 	if err != nil {
-		return "", fmt.Errorf("getting an IMDSv2 session token: %w", err)
+		return nil, fmt.Errorf("reading meta-data/%s: %w", path, sdkError(err))
 	}
-	tok = strings.TrimSpace(string(r.body))
-	if tok == "" {
-		return "", fmt.Errorf("getting an IMDSv2 session token: empty token from %s", redact.URL(w.cfg.Endpoint))
+	defer out.Content.Close()
+	b, err := io.ReadAll(out.Content)
+	if err != nil {
+		return nil, fmt.Errorf("reading meta-data/%s from %s: %w", path, redact.URL(w.cfg.Endpoint), redact.Error(err))
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.token, w.tokenEnd = tok, now.Add(imdsTokenTTL-time.Minute)
-	return tok, nil
+	return b, nil
 }
 
-func (w *AWSIMDSWatcher) dropToken() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.token = ""
+// sdkError turns an SDK failure into the watcher's: a 404 is errNotFound, another status an
+// *errStatus naming the redacted URL, anything else the SDK's error with every URL in it
+// redacted (net/http quotes the endpoint, credentials and all).
+func sdkError(err error) error {
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) || re.Response == nil {
+		return redact.Error(err)
+	}
+	if re.HTTPStatusCode() == http.StatusNotFound {
+		return errNotFound
+	}
+	where := "the metadata service"
+	if req := re.Response.Request; req != nil && req.URL != nil {
+		where = redact.URL(req.URL.String())
+	}
+	return &errStatus{url: where, code: re.HTTPStatusCode()}
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

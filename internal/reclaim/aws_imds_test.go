@@ -21,6 +21,7 @@ type fakeIMDS struct {
 	action    []byte // nil: 404
 	rebalance []byte // nil: 404
 	status    int    // when set, every GET answers this status
+	putStatus int    // when set, the token PUT answers this status
 	delay     time.Duration
 	tokens    map[string]bool
 	issued    int
@@ -51,8 +52,12 @@ func (f *fakeIMDS) getCount() int {
 
 func (f *fakeIMDS) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	if r.Method == http.MethodPut && r.URL.Path == imdsTokenPath {
+	if r.Method == http.MethodPut && r.URL.Path == "/latest/api/token" {
 		defer f.mu.Unlock()
+		if f.putStatus != 0 {
+			http.Error(w, "", f.putStatus)
+			return
+		}
 		if r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds") == "" {
 			http.Error(w, "missing ttl", http.StatusBadRequest)
 			return
@@ -82,11 +87,11 @@ func (f *fakeIMDS) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "", http.StatusUnauthorized)
 	case status != 0:
 		http.Error(w, "", status)
-	case r.URL.Path == imdsIdentityPath:
+	case r.URL.Path == "/latest/dynamic/instance-identity/document":
 		fmt.Fprint(w, identityDoc)
-	case r.URL.Path == imdsActionPath && action != nil:
+	case r.URL.Path == "/latest/meta-data/"+imdsActionPath && action != nil:
 		w.Write(action)
-	case r.URL.Path == imdsRebalancePath && rebalance != nil:
+	case r.URL.Path == "/latest/meta-data/"+imdsRebalancePath && rebalance != nil:
 		w.Write(rebalance)
 	default:
 		http.NotFound(w, r)
@@ -240,5 +245,27 @@ func TestAWSIMDSRunStopsOnCancel(t *testing.T) {
 	}
 	if n := len(pub.reclaims()); n != 1 {
 		t.Fatalf("published %d notices over many polls, want 1", n)
+	}
+}
+
+// TestAWSIMDSNeverFallsBackToIMDSv1: when the token PUT fails (IMDS answers 403 when tokens are
+// turned off; a proxy may answer 404 or 405), a poll fails naming the token, and no tokenless
+// IMDSv1 request is made, which the SDK would otherwise fall back to.
+func TestAWSIMDSNeverFallsBackToIMDSv1(t *testing.T) {
+	for _, status := range []int{http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			f, srv := newFakeIMDS(t)
+			f.set(func(f *fakeIMDS) { f.putStatus = status })
+			w := newIMDSWatcher(srv, newRecorder(), newClock(mustTime(t, "2026-09-13T11:58:03Z")))
+			for range 2 {
+				err := w.Poll(context.Background())
+				if err == nil || !strings.Contains(err.Error(), "token") {
+					t.Fatalf("Poll() error = %v, want one naming the session token", err)
+				}
+			}
+			if n := f.getCount(); n != 0 {
+				t.Errorf("%d tokenless GETs made after the token PUT failed, want none", n)
+			}
+		})
 	}
 }
