@@ -88,7 +88,7 @@ type Record struct {
 func (b *Book) count(g actuate.Group) int {
 	n := 0
 	for _, r := range b.Replicas {
-		if r.group(b.Workload) == g && r.State != placement.StateDraining {
+		if r.group(b.Workload) == g && r.State != placement.StateDraining && r.State != abandoned {
 			n++
 		}
 	}

@@ -25,6 +25,7 @@ type market struct {
 	// arrive after a newer one the leader folded directly, and must not undo it.
 	observedAt map[actuate.Group]time.Time
 	instance   map[string]actuate.Group // instance or node name → group running there
+	starting   map[string]bool          // instances last reported not ready yet
 	rates      map[string]*rate         // tokens.sample series by location/workload/replica
 	util       map[string]gpuUtil       // gpu.sample by location/node/uuid
 	// version counts changes that matter to a plan (prices, demand), so the loop knows when the
@@ -55,7 +56,7 @@ type gpuUtil struct {
 func newMarket(cfg *fleet.Config) *market {
 	return &market{cfg: cfg, offers: map[string]*placement.Offer{}, history: map[string][]placement.Observation{},
 		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{}, observedAt: map[actuate.Group]time.Time{},
-		instance: map[string]actuate.Group{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
+		instance: map[string]actuate.Group{}, starting: map[string]bool{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
 }
 
 // offerID names an offer the way every arbiter names it, from what a price event says.
@@ -110,12 +111,16 @@ func (m *market) observe(obs []actuate.Observed, at time.Time) {
 			continue
 		}
 		m.observedAt[o.Group] = at
-		if o.Instances == nil {
-			o.Instances = m.observed[o.Group].Instances
+		if o.Instances == nil && o.Starting == nil {
+			o.Instances, o.Starting = m.observed[o.Group].Instances, m.observed[o.Group].Starting
 		}
 		m.observed[o.Group] = o
 		for _, in := range o.Instances {
 			m.instance[in] = o.Group
+			delete(m.starting, in)
+		}
+		for _, in := range o.Starting {
+			m.instance[in], m.starting[in] = o.Group, true
 		}
 	}
 }

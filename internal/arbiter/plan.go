@@ -307,6 +307,9 @@ func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, 
 func (s *Service) enact(b *Book, rec *Record, now time.Time) {
 	switch rec.Target.Kind {
 	case string(placement.ActionLaunch):
+		for i := range rec.Launch {
+			rec.Launch[i].Since = now // launching from now: an approval may have held it a while
+		}
 		b.Replicas = append(b.Replicas, rec.Launch...)
 		if rec.Target.Reason == string(placement.ReasonCheaperOffer) {
 			b.LastMoveAt = now

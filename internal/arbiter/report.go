@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -38,6 +39,9 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 	}
 	now := s.o.Clock.Now()
 	s.mk.observe(obs, now)
+	if slices.ContainsFunc(obs, func(o actuate.Observed) bool { return o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity }) {
+		signal(s.urgent) // a launch found no capacity: give it up and place it elsewhere now
+	}
 	prices := s.prices()
 	for _, o := range obs {
 		e := &events.ReplicaState{Meta: events.Meta{At: now}, Workload: o.Workload, Location: o.Location,

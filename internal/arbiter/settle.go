@@ -12,14 +12,15 @@ import (
 )
 
 // settle brings the books up to date with what happened since the last pass: reclaim notices
-// mark replicas reclaimed, replicas past their reclaim deadline are retired, and what the
-// actuators report ready promotes launching replicas. s.mu is held. It returns the workloads whose
-// books changed.
+// mark replicas reclaimed, replicas past their reclaim deadline are retired, what the actuators
+// report ready promotes launching replicas, and launches that cannot get capacity are given up.
+// s.mu is held. It returns the workloads whose books changed.
 func (s *Service) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
 	s.applyNotices(now, dirty)
 	s.retire(now, dirty)
 	s.promote(dirty)
+	s.giveUp(now, dirty)
 	return dirty
 }
 
@@ -40,14 +41,14 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 		switch {
 		case now.Sub(n.e.Deadline) > time.Hour:
 			delete(s.mk.notices, id)
-		case !applied[id] && n.e.Deadline.After(now):
+		case !applied[id]: // one past its deadline still takes its replica (a zero notice)
 			todo = append(todo, n)
 		}
 	}
 	s.mk.mu.Unlock()
 	slices.SortFunc(todo, func(a, b notice) int { return cmp.Or(a.e.NoticeAt.Compare(b.e.NoticeAt), cmp.Compare(a.e.ID, b.e.ID)) })
 	for _, n := range todo {
-		b, i := s.victim(n)
+		b, i := s.victim(n, !n.e.Deadline.After(now))
 		if b == nil {
 			continue
 		}
@@ -66,21 +67,30 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 	}
 }
 
-// victim finds the replica a notice takes: in the group running the named instance, else in the
-// spot groups at the notice's location; the oldest ready replica there.
-func (s *Service) victim(n notice) (*Book, int) {
+// victim finds the replica a notice takes: in the group running the named instance (the newest
+// launching replica when the instance was still starting, else the oldest ready one), else, unless
+// exact, in the spot groups at the notice's location, the oldest ready replica there. A notice
+// past its deadline is applied exactly or not at all: a guess would take a replica that was
+// launched after the loss.
+func (s *Service) victim(n notice, exact bool) (*Book, int) {
 	s.mk.mu.Lock()
 	g, ok := s.mk.instance[n.e.Instance]
+	name := n.e.Instance
 	if !ok && n.e.Node != "" {
 		g, ok = s.mk.instance[n.e.Node]
+		name = n.e.Node
 	}
+	starting := s.mk.starting[name]
 	s.mk.mu.Unlock()
 	if ok {
 		if b := s.books[g.Workload]; b != nil {
-			if i := oldestReady(b, g); i >= 0 {
+			if i := pick(b, g, starting); i >= 0 {
 				return b, i
 			}
 		}
+	}
+	if exact {
+		return nil, -1
 	}
 	for _, w := range sortedKeys(s.books) {
 		b := s.books[w]
@@ -90,6 +100,31 @@ func (s *Service) victim(n notice) (*Book, int) {
 		}
 	}
 	return nil, -1
+}
+
+// pick is the replica of g a notice for one of its instances takes: the newest launching one for
+// an instance still starting, else the oldest ready one; either falls back on the other.
+func pick(b *Book, g actuate.Group, starting bool) int {
+	if starting {
+		if i := newestLaunching(b, g); i >= 0 {
+			return i
+		}
+		return oldestReady(b, g)
+	}
+	if i := oldestReady(b, g); i >= 0 {
+		return i
+	}
+	return newestLaunching(b, g)
+}
+
+func newestLaunching(b *Book, g actuate.Group) int {
+	at := -1
+	for i, r := range b.Replicas {
+		if r.group(b.Workload) == g && r.State == placement.StateLaunching && (at < 0 || !r.Since.Before(b.Replicas[at].Since)) {
+			at = i
+		}
+	}
+	return at
 }
 
 func oldestReady(b *Book, g actuate.Group) int {

@@ -182,6 +182,7 @@ const leaseTTL = 10 * time.Second
 // the reclaims of each workload's replicas per location.
 func (s *system) replay(ctx context.Context, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, error) {
 	fl := sim.New(in.cfg, clk.Now)
+	fl.UseTrace(sim.Trace{Start: start, Tick: traceTick, Counts: in.capacity})
 	router := actuate.Router{}
 	for _, l := range in.cfg.Locations {
 		router[l.Name] = fl
@@ -205,9 +206,9 @@ func (s *system) replay(ctx context.Context, o Options, in *inputs, clk *Clock, 
 	recDone := goRun(recCtx, rec.Run)
 	arbCtx, stopArb := context.WithCancel(ctx)
 	defer stopArb()
-	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, log: s.log, capacity: in.capacity, tick: traceTick,
+	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, log: s.log, tick: traceTick,
 		start: start, end: end, curve: NewCurve(in.rates, end.Sub(start)), progress: o.Progress,
-		counters: map[string]*counter{}, dying: map[string]time.Time{}, noticed: map[string]time.Time{}}
+		counters: map[string]*counter{}, noticed: map[string]time.Time{}}
 	clk.Run()
 	arbDone := goRun(arbCtx, svc.Run)
 	runErr := d.run(ctx)

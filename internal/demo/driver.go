@@ -26,9 +26,6 @@ const (
 	promptShare      = 0.75
 )
 
-// notices is how long before the reclaim each provider warns (AWS: 2 minutes; GCP: 30 s).
-var notices = map[string]time.Duration{"aws": 2 * time.Minute, "gcp": 30 * time.Second}
-
 // driver plays the world around the arbiter: the zones' spot capacity from the trace, and the
 // traffic the ready replicas serve.
 type driver struct {
@@ -37,15 +34,13 @@ type driver struct {
 	cfg      *fleet.Config
 	pub      *bus.Publisher
 	log      *slog.Logger
-	capacity map[string][]int // location → spot instances the zone holds, per trace tick
 	tick     time.Duration
 	start    time.Time
 	end      time.Time
 	curve    Curve
 	progress io.Writer
 
-	counters   map[string]*counter // by instance
-	dying      map[string]time.Time
+	counters   map[string]*counter  // by instance
 	noticed    map[string]time.Time // instance → when its reclaim notice came
 	lastTokens time.Time
 	reclaims   int
@@ -84,7 +79,7 @@ func (d *driver) run(ctx context.Context) error {
 
 // step enforces the zones' capacity and emits token counters once per trace tick.
 func (d *driver) step(ctx context.Context, now time.Time) ([]actuate.Observed, error) {
-	if err := d.enforce(ctx, now); err != nil {
+	if err := d.enforce(ctx); err != nil {
 		return nil, err
 	}
 	obs, err := d.fleet.Observe(ctx)
@@ -100,38 +95,15 @@ func (d *driver) step(ctx context.Context, now time.Time) ([]actuate.Observed, e
 	return obs, nil
 }
 
-// enforce reclaims spot instances wherever more run than the zone holds now: the oldest ready
-// one first, with the provider's notice. Instances still launching are taken once ready, as a
-// provider that accepted a launch into a full zone takes it back soon after.
-func (d *driver) enforce(ctx context.Context, now time.Time) error {
-	i := int(now.Sub(d.start) / d.tick)
-	running := map[string]int{}
-	for _, l := range d.fleet.Lives() {
-		if l.Gone.IsZero() && l.Group.Market == events.Spot {
-			if dl, ok := d.dying[l.Instance]; !ok || !now.Before(dl) {
-				running[l.Group.Location]++
-			}
-		}
-	}
-	for _, loc := range d.cfg.Locations {
-		caps, ok := d.capacity[loc.Name]
-		if !ok || i >= len(caps) {
-			continue
-		}
-		for excess := running[loc.Name] - caps[i]; excess > 0; excess-- {
-			notice := notices[loc.Provider]
-			if notice == 0 {
-				notice = 2 * time.Minute
-			}
-			e, ok := d.fleet.Reclaim(loc.Name, notice)
-			if !ok {
-				break
-			}
-			d.dying[e.Instance], d.noticed[e.Instance] = e.Deadline, e.NoticeAt
-			d.reclaims++
-			if err := d.pub.Publish(ctx, e); err != nil {
-				return err
-			}
+// enforce publishes the reclaim notices of the capacity the zones lost: the sim fleet follows the
+// trace's capacity itself (instances beyond it are reclaimed with the provider's notice, launches
+// beyond it stay pending), so every reclaim is a real capacity loss.
+func (d *driver) enforce(ctx context.Context) error {
+	for _, e := range d.fleet.Due() {
+		d.noticed[e.Instance] = e.NoticeAt
+		d.reclaims++
+		if err := d.pub.Publish(ctx, e); err != nil {
+			return err
 		}
 	}
 	return nil

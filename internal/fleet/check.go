@@ -62,6 +62,9 @@ func (l *Location) check(i int) error {
 
 func (a *Actuator) check(at []any) error {
 	f := func(name string) []any { return append(slices.Clone(at), name) }
+	if a.LaunchTimeout < 0 {
+		return fail("want a duration of 0 (derived from the cold start) or more", f("launch_timeout")...)
+	}
 	switch a.Kind {
 	case KindKubernetes:
 		if a.Context == "" {

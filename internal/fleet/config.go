@@ -65,6 +65,11 @@ type Actuator struct {
 
 	// sim: how long a launch takes to become ready at this location.
 	LaunchDelay time.Duration `yaml:"launch_delay"`
+
+	// LaunchTimeout is how long a launch at this location may take to become ready before the
+	// arbiter gives it up and places the replica elsewhere (any kind). 0: derived from the
+	// workload's cold start.
+	LaunchTimeout time.Duration `yaml:"launch_timeout"`
 }
 
 // Actuator kinds.
