@@ -126,6 +126,7 @@ func (s *Service) end(ctx context.Context, workload string, rec Record, callErr 
 		return false
 	}
 	status, detail := events.ActionApplied, ""
+	s.truth.applied[rec.Target.Group] = s.reportSeq.Load()
 	switch {
 	case callErr == nil:
 		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })

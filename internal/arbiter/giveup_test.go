@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/placement"
@@ -104,4 +105,28 @@ func (h *harness) watchLaunchFailed(t *testing.T) chan *events.ActionUpdated {
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	return out
+}
+
+// An arbiter killed after its plan was applied comes back to an actuator that holds nothing (a
+// sim fleet lives in the process): the groups the actuator does not report are taken as empty,
+// the books follow, and the next plan launches again instead of counting replicas that are gone.
+func TestActuatorTruthWinsAfterARestart(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, fleetYAML)
+	r := place(ctx, t, h, func() *running { return h.start("a1", nil) })
+	r.Kill()
+	h.sim = sim.New(h.cfg, h.clock.Now) // what the restarted process finds: nothing runs
+	r2 := h.start("a2", nil)
+	eventually(t, "the new arbiter leads", r2.Leading)
+	h.settle(ctx, r2)
+	h.clock.Advance(31 * time.Second)
+	h.settle(ctx, r2)
+	if n := ready(h); n != 2 {
+		t.Errorf("%d replicas ready after the restart, want 2", n)
+	}
+	for _, rep := range r2.Books()["svc"].Replicas {
+		if rep.State != placement.StateReady {
+			t.Errorf("replica %s is %s in the books, want every one ready as the actuator says", rep.ID, rep.State)
+		}
+	}
 }

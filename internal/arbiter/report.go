@@ -33,12 +33,20 @@ func (s *Service) reportLoop(ctx context.Context) {
 func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 	cctx, cancel := context.WithTimeout(ctx, s.o.ReportEvery)
 	defer cancel()
+	seq := s.reportSeq.Add(1)
 	obs, err := rep.Observe(cctx)
 	if err != nil {
 		s.log.Warn("observing the fleet", "err", err)
 	}
 	now := s.o.Clock.Now()
-	s.mk.observe(obs, now)
+	all := obs
+	if err == nil {
+		all = append(slices.Clone(obs), s.absent(obs)...)
+	}
+	s.mk.observe(all, now)
+	s.mu.Lock()
+	s.noteReport(all, seq)
+	s.mu.Unlock()
 	if slices.ContainsFunc(obs, func(o actuate.Observed) bool { return o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity }) {
 		signal(s.urgent) // a launch found no capacity: give it up and place it elsewhere now
 	}

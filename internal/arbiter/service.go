@@ -126,6 +126,9 @@ type Service struct {
 	planner *placement.Planner
 	known   map[string]placement.Replica
 	newObs  []placement.OfferObservation
+	// truth is which report last observed each group; reportSeq numbers the reports.
+	truth     truth
+	reportSeq atomic.Uint64
 	// hooks lets tests stop the arbiter at exact points of an action's life.
 	hooks hooks
 }
@@ -153,7 +156,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	s := &Service{o: o, log: o.Log.With("arbiter", o.Identity), m: newMetrics(o.Registry), mk: newMarket(o.Config),
 		pub: bus.NewPublisher(o.JS), placementKV: pkv, store: books{pkv},
 		lease:  newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
-		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1)}
+		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1), truth: newTruth()}
 	return s, nil
 }
 
@@ -287,6 +290,9 @@ func (s *Service) stepUp(ctx context.Context) error {
 	s.m.leader.Set(1)
 	epoch, _ := s.lease.valid()
 	s.log.Info("leading", "epoch", epoch, "workloads", len(bs), "approvals_pending", len(holds))
+	if rep, ok := s.o.Actuator.(actuate.Reporter); ok {
+		s.report(ctx, rep) // what runs, before the first plan: the actuator's truth wins
+	}
 	for w, b := range bs {
 		if len(b.Actions) > 0 {
 			s.dispatch(w)

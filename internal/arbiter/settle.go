@@ -13,12 +13,13 @@ import (
 
 // settle brings the books up to date with what happened since the last pass: reclaim notices
 // mark replicas reclaimed, replicas past their reclaim deadline are retired, what the actuators
-// report ready promotes launching replicas, and launches that cannot get capacity are given up.
+// report drops what they do not hold and promotes launching replicas, and launches that cannot get capacity are given up.
 // s.mu is held. It returns the workloads whose books changed.
 func (s *Service) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
 	s.applyNotices(now, dirty)
 	s.retire(now, dirty)
+	s.reconcile(dirty)
 	s.promote(dirty)
 	s.giveUp(now, dirty)
 	return dirty

@@ -1,0 +1,104 @@
+package arbiter
+
+import (
+	"slices"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// truth is what the actuators last said each group holds, and which report said it. A report is
+// numbered before the actuator is asked, so a report taken before an action reached the actuator
+// is never mistaken for the actuator's answer to it.
+type truth struct {
+	seq     map[actuate.Group]uint64 // the report each group was last observed in
+	applied map[actuate.Group]uint64 // the last report numbered before an action on the group ended
+}
+
+func newTruth() truth {
+	return truth{seq: map[actuate.Group]uint64{}, applied: map[actuate.Group]uint64{}}
+}
+
+// absent lists the books' groups a complete report left out, as observed empty: an actuator that
+// does not report a group holds nothing of it (a restarted sim, a Deployment deleted). s.mu is not
+// held.
+func (s *Service) absent(obs []actuate.Observed) []actuate.Observed {
+	seen := map[actuate.Group]bool{}
+	for _, o := range obs {
+		seen[o.Group] = true
+	}
+	var out []actuate.Observed
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range sortedKeys(s.books) {
+		for _, g := range groupsOf(s.books[w]) {
+			if !seen[g] && s.reports(g.Location) {
+				out = append(out, actuate.Observed{Group: g})
+			}
+		}
+	}
+	return out
+}
+
+// reports says whether the actuator of location says what runs there.
+func (s *Service) reports(location string) bool {
+	if r, ok := s.o.Actuator.(actuate.Router); ok {
+		_, rep := r[location].(actuate.Reporter)
+		return rep
+	}
+	_, rep := s.o.Actuator.(actuate.Reporter)
+	return rep
+}
+
+// noteReport records that groups were observed in report seq; s.mu is held.
+func (s *Service) noteReport(obs []actuate.Observed, seq uint64) {
+	for _, o := range obs {
+		s.truth.seq[o.Group] = max(s.truth.seq[o.Group], seq)
+	}
+}
+
+// reconcile makes the books follow the actuators: a group that holds fewer replicas than its
+// book, in a report made after the group's last action ended and with no action in flight on it,
+// loses the excess from its book (launching replicas first, the newest first), so the planner
+// replaces them instead of waiting for replicas that will never come. s.mu is held.
+func (s *Service) reconcile(dirty map[string]bool) {
+	s.mk.mu.Lock()
+	desired := make(map[actuate.Group]int, len(s.mk.observed))
+	for g, o := range s.mk.observed {
+		desired[g] = o.Desired
+	}
+	s.mk.mu.Unlock()
+	for _, w := range sortedKeys(s.books) {
+		b := s.books[w]
+		for _, g := range groupsOf(b) {
+			n, ok := desired[g]
+			if !ok || s.truth.seq[g] <= s.truth.applied[g] || groupBusy(b, g) {
+				continue
+			}
+			for excess := b.count(g) - n; excess > 0; excess-- {
+				i := newestLaunching(b, g)
+				if i < 0 {
+					i = newestIn(b, g)
+				}
+				b.Replicas = slices.Delete(b.Replicas, i, i+1)
+				dirty[w] = true
+			}
+		}
+	}
+}
+
+// groupBusy says whether an action on g is recorded and not finished.
+func groupBusy(b *Book, g actuate.Group) bool {
+	return slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Target.Group == g })
+}
+
+// newestIn is g's newest replica that is not draining.
+func newestIn(b *Book, g actuate.Group) int {
+	at := -1
+	for i, r := range b.Replicas {
+		if r.group(b.Workload) == g && r.State != placement.StateDraining && (at < 0 || !r.Since.Before(b.Replicas[at].Since)) {
+			at = i
+		}
+	}
+	return at
+}
