@@ -45,6 +45,9 @@ func (s *selection) locations() int {
 // improve makes single swaps that lower the set's cost without breaking a rule it keeps.
 func (s *selection) improve(minLoc int) {
 	for range 2 * len(s.slots) {
+		if s.wp.halted() {
+			return
+		}
 		d, n := s.spotDomains()
 		spreadOK, locs := n < 2 || d >= 2, s.locations()
 		if !s.improveOnce(spreadOK, locs, minLoc) {
@@ -54,9 +57,18 @@ func (s *selection) improve(minLoc int) {
 }
 
 func (s *selection) improveOnce(spreadOK bool, locs, minLoc int) bool {
-	opts := s.options(nil)
+	opts := s.distinct(s.options(nil))
+	seen := map[swapKey]bool{}
 	for i := range s.slots {
+		if s.wp.halted() {
+			return false
+		}
 		sl := s.slots[i]
+		if k := (swapKey{sl.offer, sl.replica < 0}); seen[k] {
+			continue // tried as an earlier slot of the same key: the same swaps, the same outcome
+		} else {
+			seen[k] = true
+		}
 		c := s.slotCost(sl)
 		for _, a := range opts {
 			if a.cost >= c-1e-9 {
@@ -90,6 +102,7 @@ func (s *selection) restore(i int, sl slot) {
 	s.slots = append(s.slots, slot{})
 	copy(s.slots[i+1:], s.slots[i:])
 	s.slots[i] = sl
+	s.counted(sl.offer, 1)
 }
 
 // hedge adds extra spot replicas while the chance of losing more replicas than the hedge covers
@@ -170,20 +183,20 @@ func (s *selection) fallback(need int) {
 		return
 	}
 	cover := 0
-	var chances []float64
+	var chances launchTally
 	tried := map[int]bool{}
 	for _, sl := range s.slots {
 		switch {
 		case sl.replica >= 0:
 			cover++
 		case s.isSpot(sl.offer):
-			chances = append(chances, s.wp.ix.offers[sl.offer].risk.launchChance)
+			chances.add(s.wp.ix.offers[sl.offer].risk.launchChance)
 			tried[sl.offer] = true
 		default:
 			cover++ // a non-spot launch is taken as sure
 		}
 	}
-	for atLeast(chances, need-cover) < p.FallbackConfidence {
+	for chances.atLeast(need-cover) < p.FallbackConfidence && !s.wp.halted() {
 		o, ok := s.cheapestOption(func(oi int) bool { return !s.isSpot(oi) || !tried[oi] })
 		if !ok {
 			return
@@ -195,29 +208,36 @@ func (s *selection) fallback(need int) {
 			continue
 		}
 		tried[oi] = true
-		chances = append(chances, s.wp.ix.offers[oi].risk.launchChance)
+		chances.add(s.wp.ix.offers[oi].risk.launchChance)
 	}
 }
 
-// atLeast is the chance that at least k of independent events with the given chances happen.
-func atLeast(chances []float64, k int) float64 {
+// launchTally is the distribution of how many of a set of independent launches find capacity:
+// tally[j] is the chance exactly j do. It grows one launch at a time, so the fallback loop asks
+// it again after each launch it adds without recomputing it from scratch.
+type launchTally []float64
+
+// add counts one more launch, finding capacity with chance c.
+func (t *launchTally) add(c float64) {
+	if len(*t) == 0 {
+		*t = append(*t, 1)
+	}
+	d := append(*t, 0)
+	for j := len(d) - 1; j >= 1; j-- {
+		d[j] = d[j]*(1-c) + d[j-1]*c
+	}
+	d[0] *= 1 - c
+	*t = d
+}
+
+// atLeast is the chance that at least k of the launches find capacity.
+func (t launchTally) atLeast(k int) float64 {
 	if k <= 0 {
 		return 1
 	}
-	if k > len(chances) {
-		return 0
-	}
-	dist := make([]float64, len(chances)+1) // dist[j]: chance exactly j happened so far
-	dist[0] = 1
-	for i, c := range chances {
-		for j := i + 1; j >= 1; j-- {
-			dist[j] = dist[j]*(1-c) + dist[j-1]*c
-		}
-		dist[0] *= 1 - c
-	}
 	sum := 0.0
-	for j := k; j < len(dist); j++ {
-		sum += dist[j]
+	for j := k; j < len(t); j++ {
+		sum += t[j]
 	}
 	return math.Min(1, sum)
 }

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"context"
 	"encoding/hex"
 	"hash/fnv"
 	"slices"
@@ -42,6 +43,14 @@ type Planner struct {
 // NewPlanner plans the whole snapshot. The planner keeps s: the caller must not change its slices
 // afterwards (Apply never writes into them: it copies what it changes).
 func NewPlanner(s Snapshot, p Policy, now time.Time) *Planner {
+	pl, _ := NewPlannerContext(context.Background(), s, p, now) // never done, so never stopped
+	return pl
+}
+
+// NewPlannerContext is NewPlanner that stops once ctx is done, returning an error wrapping
+// ErrStopped and no planner. ctx bounds this call only: Apply on the planner it returns is not
+// cancelled by it.
+func NewPlannerContext(ctx context.Context, s Snapshot, p Policy, now time.Time) (*Planner, error) {
 	pl := &Planner{s: s, p: p.withDefaults(), now: now}
 	pl.ix = buildIndex(&pl.s, &pl.p, now)
 	pl.wp = workloadPlanner{ix: pl.ix, s: &pl.s, p: &pl.p, now: now, usedInc: map[int]bool{}}
@@ -70,13 +79,21 @@ func NewPlanner(s Snapshot, p Policy, now time.Time) *Planner {
 		return compareStrings(pl.s.Workloads[a].ID, pl.s.Workloads[b].ID)
 	})
 	pl.plans = make([]*wplan, len(s.Workloads))
+	pl.wp.ctx = ctx
+	defer func() { pl.wp.ctx = nil }()
 	for _, wi := range pl.order {
 		w := &pl.s.Workloads[wi]
+		if pl.wp.halted() {
+			return nil, stopError(ctx, w.ID)
+		}
 		pl.plans[wi] = pl.wp.plan(w, pl.reps[w.ID])
+		if pl.wp.halted() { // mid-plan: this workload's plan is partial
+			return nil, stopError(ctx, w.ID)
+		}
 	}
 	pl.applyBudgets()
 	pl.dec = pl.assemble()
-	return pl
+	return pl, nil
 }
 
 func compareStrings(a, b string) int {

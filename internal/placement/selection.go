@@ -17,14 +17,21 @@ type selection struct {
 	incs     []incumbent
 	newCount []int // per candidate position: new launches chosen on it
 	optBuf   []option
+	// spotIn counts the set's spot replicas per failure domain, so the spread penalty asked for
+	// every option of every fill step costs a lookup, not a scan of the set.
+	spotIn map[string]int
 }
 
 func newSelection(wp *workloadPlanner, w *Workload, window time.Duration) *selection {
 	wp.newCount = slices.Grow(wp.newCount[:0], len(wp.cand))[:len(wp.cand)]
 	clear(wp.newCount)
 	clear(wp.usedInc)
+	if wp.spotIn == nil {
+		wp.spotIn = map[string]int{}
+	}
+	clear(wp.spotIn)
 	return &selection{wp: wp, w: w, window: window, usedInc: wp.usedInc, newCount: wp.newCount,
-		optBuf: wp.optBuf[:0]}
+		optBuf: wp.optBuf[:0], spotIn: wp.spotIn}
 }
 
 // option is something that can join the set: an incumbent (inc >= 0) or a launch on candidate
@@ -64,14 +71,15 @@ func (s *selection) spreadPenalty(oi int) float64 {
 	if o.o.Market != MarketSpot {
 		return 0
 	}
-	k := 0
-	for _, sl := range s.slots {
-		so := &s.wp.ix.offers[sl.offer]
-		if so.o.Market == MarketSpot && so.domain == o.domain {
-			k++
-		}
-	}
+	k := s.spotIn[o.domain]
 	return o.o.PricePerHour * s.wp.p.HazardCostWeight * o.risk.hazard * s.window.Hours() * float64(k)
+}
+
+// counted books a slot on offer oi joining (delta 1) or leaving (-1) the set in spotIn.
+func (s *selection) counted(oi, delta int) {
+	if o := &s.wp.ix.offers[oi]; o.o.Market == MarketSpot {
+		s.spotIn[o.domain] += delta
+	}
 }
 
 // options lists what can join the set now; accept filters it (nil accepts all). The list is
@@ -141,12 +149,14 @@ func (s *selection) add(o option, reason Reason) {
 		in := s.incs[o.inc]
 		s.usedInc[in.replica] = true
 		s.slots = append(s.slots, slot{offer: in.offer, replica: in.replica, reason: reason})
+		s.counted(in.offer, 1)
 		return
 	}
 	oi := int(s.wp.cand[o.cand])
 	s.newCount[o.cand]++
 	s.wp.ix.take(oi, 1)
 	s.slots = append(s.slots, slot{offer: oi, replica: -1, reason: reason})
+	s.counted(oi, 1)
 }
 
 // remove takes slot i out of the set.
@@ -164,12 +174,13 @@ func (s *selection) remove(i int) {
 		}
 	}
 	s.slots = append(s.slots[:i], s.slots[i+1:]...)
+	s.counted(sl.offer, -1)
 }
 
 // fill adds the cheapest options until the set holds n replicas or nothing is left.
 func (s *selection) fill(incs []incumbent, n int) {
 	s.incs = incs
-	for len(s.slots) < n {
+	for len(s.slots) < n && !s.wp.halted() {
 		o, ok := s.cheapestOption(nil)
 		if !ok {
 			return
@@ -262,9 +273,13 @@ func (s *selection) bestSwap(alts []option, removable func(slot) bool, keep func
 		delta float64
 	}
 	var pairs []pair
+	alts = s.distinct(alts)
+	seen := map[swapKey]bool{}
 	for i, sl := range s.slots {
-		if !removable(sl) {
+		if k := (swapKey{sl.offer, sl.replica < 0}); !removable(sl) || seen[k] {
 			continue
+		} else {
+			seen[k] = true
 		}
 		c := s.slotCost(sl)
 		for _, a := range alts {
@@ -279,6 +294,9 @@ func (s *selection) bestSwap(alts []option, removable func(slot) bool, keep func
 	}
 	slices.SortStableFunc(pairs, func(x, y pair) int { return cmp.Compare(x.delta, y.delta) })
 	for _, p := range pairs {
+		if s.wp.halted() {
+			return false
+		}
 		sl := s.slots[p.i]
 		s.remove(p.i)
 		s.add(p.a, "")
@@ -291,4 +309,27 @@ func (s *selection) bestSwap(alts []option, removable func(slot) bool, keep func
 	s.remove(pairs[0].i)
 	s.add(pairs[0].a, "")
 	return true
+}
+
+// swapKey is what matters about a slot or an option to a swap: its offer and whether it is a new
+// launch. Every incumbent on one offer costs the same, so two with one key are interchangeable,
+// and a swap search tries only the first, which keeps it from growing with the square of the
+// replica count.
+type swapKey struct {
+	offer int
+	fresh bool
+}
+
+// distinct is opts with only the first option of each swap key, in order.
+func (s *selection) distinct(opts []option) []option {
+	seen := make(map[swapKey]bool, len(opts))
+	out := make([]option, 0, len(opts))
+	for _, o := range opts {
+		k := swapKey{s.offerOf(o), o.inc < 0}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, o)
+		}
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package placement
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -44,13 +46,16 @@ type wplan struct {
 	approvals []Action
 }
 
-// target is how many ready replicas w needs.
-func target(w *Workload) int {
-	n := max(w.Demand, w.MinReplicas, 0)
+// target is how many ready replicas w needs, and whether MaxReplicas cut it.
+func target(w *Workload) (n int, capped bool) {
+	n = max(w.Demand, w.MinReplicas, 0)
 	if w.MaxReplicas > 0 {
 		n = min(n, w.MaxReplicas)
 	}
-	return n
+	if n > MaxReplicas {
+		return MaxReplicas, true
+	}
+	return n, false
 }
 
 // lossWindow is how long a lost replica of w stays uncovered: reaction plus cold start.
@@ -67,9 +72,14 @@ type workloadPlanner struct {
 	// buffers reused across workloads
 	newCount []int
 	usedInc  map[int]bool
+	spotIn   map[string]int
 	optBuf   []option
 	incBuf   []incumbent
 	exact    exactSearch
+	// ctx, while a plan that may be cancelled runs, is what cancels it; stopped records that it
+	// was (see halted).
+	ctx     context.Context
+	stopped bool
 	// plans and slots are slabs the per-workload plans are carved from, so a full re-plan
 	// allocates a few large blocks rather than two small ones per workload.
 	plans []wplan
@@ -113,7 +123,8 @@ type incumbent struct {
 func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	ix, p := wp.ix, wp.p
 	out := wp.newPlan()
-	out.w, out.need = w, target(w)
+	need, capped := target(w)
+	out.w, out.need = w, need
 	window := lossWindow(w, p)
 	incs := wp.incBuf[:0]
 	defer func() { wp.incBuf = incs[:0] }()
@@ -151,12 +162,17 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	sel.slots = wp.slotList(out.need + max(p.MaxHedge, 0) + 2)
 	sel.fill(incs, out.need)
 	sel.repair(w.MinLocations)
-	if len(sel.slots) < out.need {
+	switch {
+	case len(sel.slots) < out.need && len(incs) == 0 && len(wp.cand) == 0:
+		out.shortfall = out.need
+		out.why = ix.nowhere(w)
+	case len(sel.slots) < out.need:
 		out.shortfall = out.need - len(sel.slots)
 		out.why = "not enough eligible capacity"
-	} else if w.MinLocations > 0 && sel.locations() < w.MinLocations {
-		out.shortfall = 0
+	case w.MinLocations > 0 && sel.locations() < w.MinLocations:
 		out.why = "not enough eligible locations"
+	case capped:
+		out.why = fmt.Sprintf("wants %d replicas; planned for the planner's limit of %d", max(w.Demand, w.MinReplicas), MaxReplicas)
 	}
 	// Fallback first: it makes the need likely covered, counting new spot launches at their chance
 	// of finding capacity; the hedge then holds a spare on top of that, so a spot launch unlikely
@@ -168,6 +184,21 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	wp.assignReasons(out, incs, invalid)
 	wp.settleSurplus(out, invalid, "")
 	return out
+}
+
+// nowhere says why a workload with no candidate offer got none: no prices at all, no offer that
+// could ever host it (its GPU models or memory, GPU count, markets or residency match none), or
+// offers that could but have no room or too little chance of capacity now.
+func (ix *index) nowhere(w *Workload) string {
+	if len(ix.offers) == 0 {
+		return "no offers priced yet"
+	}
+	for i := range ix.offers {
+		if ix.eligible(i, w) {
+			return "not enough eligible capacity"
+		}
+	}
+	return "no offer fits its GPU models or memory, GPU count, markets and residency"
 }
 
 // incumbentCost is what keeping a replica on offer oi costs, made comparable with a new launch:
