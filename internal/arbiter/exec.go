@@ -129,6 +129,7 @@ func (s *Service) end(ctx context.Context, workload string, rec Record, callErr 
 	s.truth.applied[rec.Target.Group] = s.reportSeq.Load()
 	switch {
 	case callErr == nil:
+		s.ended(b, rec.Drain)
 		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })
 		b.finish(rec.Target.ActionID)
 	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
@@ -165,5 +166,22 @@ func undo(b *Book, rec Record) {
 		if slices.Contains(rec.Drain, b.Replicas[i].ID) {
 			b.Replicas[i].State = placement.StateReady
 		}
+	}
+}
+
+// ended records, for the planner's hazard, how long each drained spot replica survived: a replica
+// that ends on our terms is evidence the offer held, as a preemption is evidence it did not.
+// s.mu is held.
+func (s *Service) ended(b *Book, drained []string) {
+	now := s.o.Clock.Now()
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	for _, r := range b.Replicas {
+		if r.Market != events.Spot || !slices.Contains(drained, r.ID) {
+			continue
+		}
+		ob := placement.Observation{At: now, Kind: placement.ObsEnded, Lived: now.Sub(r.Since)}
+		s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
+		s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register("bursar", newBursar, false)
+	register("bursar-direct", newBursar, false)
 }
 
 // bursar drives Bursar's real planner (placement.Plan) tick by tick: it turns what the replay has

@@ -114,6 +114,11 @@ func replayWindow(spec PolicySpec, cfg Config, zones []string, capacity, past []
 		return Score{}, fmt.Errorf("building policy: %w", err)
 	}
 	sched, err := simulate(p, rules, zones, capacity, past)
+	if c, ok := p.(interface{ Close() error }); ok {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return Score{}, err
 	}

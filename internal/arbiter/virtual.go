@@ -1,0 +1,74 @@
+package arbiter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+)
+
+// Start follows the streams and takes the lead without starting any timer: the caller then drives
+// the service round by round with Step, on a virtual clock (the replay, the demo), so a run is
+// deterministic and as fast as the CPU allows. It returns once the backlog is folded.
+func (s *Service) Start(ctx context.Context) error {
+	if err := s.follow(ctx); err != nil {
+		return err
+	}
+	for s.behind.Load() > 0 {
+		if err := pause(ctx); err != nil {
+			return fmt.Errorf("reading the backlog: %w", err)
+		}
+	}
+	s.keepLease(ctx)
+	if !s.Leading() {
+		return fmt.Errorf("arbiter %s could not take the lead (lease %s is held)", s.o.Identity, s.o.Partition)
+	}
+	return nil
+}
+
+// Step is one round of the loop, run by the caller: renew the lease, poll the actuator, make a
+// full plan and carry every resulting action to its end before returning.
+func (s *Service) Step(ctx context.Context) {
+	s.keepLease(ctx)
+	if rep, ok := s.o.Actuator.(actuate.Reporter); ok && s.Leading() {
+		s.report(ctx, rep)
+	}
+	s.pass(ctx, "step")
+	s.mu.Lock()
+	ws := sortedKeys(s.books)
+	s.mu.Unlock()
+	for _, w := range ws {
+		for s.step(ctx, w) {
+		}
+	}
+}
+
+// AwaitNotices waits until the reclaim notices with the given ids are folded into the market.
+func (s *Service) AwaitNotices(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		for !s.knowsNotice(id) {
+			if err := pause(ctx); err != nil {
+				return fmt.Errorf("waiting for reclaim notice %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) knowsNotice(id string) bool {
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	_, ok := s.mk.notices[id]
+	return ok
+}
+
+// pause yields briefly while waiting on the bus.
+func pause(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(20 * time.Microsecond):
+		return nil
+	}
+}

@@ -1,0 +1,293 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+func init() {
+	// The service is given the window's capacity only to hand it to the sim fleet, which is the
+	// market; the arbiter sees what a provider would show it: launches pending, reclaim notices.
+	register("bursar", newService, true)
+}
+
+// service replays a window through the real arbiter service: events over an embedded NATS
+// server, the capacity-model sim fleet as the actuator, and a virtual clock the replay advances
+// one tick at a time. bursar-direct calls the planner alone, for comparison.
+type service struct {
+	env   Env
+	ctx   context.Context
+	stop  context.CancelFunc
+	clk   *virtualClock
+	world *world
+	svc   *arbiter.Service
+	pub   *bus.Publisher
+	close func()
+	locs  []string // the zones' location names, then on-demand
+	err   error
+}
+
+// serviceGPU is the replay's GPU as the fleet file names it.
+const serviceGPU = "V100-16GB"
+
+// serviceOnDemand is the location of the replay's on-demand offer.
+const serviceOnDemand = "on-demand"
+
+func newService(env Env) (Policy, error) {
+	ctx, stop := context.WithCancel(context.Background())
+	p := &service{env: env, ctx: ctx, stop: stop, clk: &virtualClock{now: bursarEpoch}}
+	if err := p.build(); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// build starts NATS, the sim fleet and the arbiter, and publishes the offers' prices.
+func (p *service) build() error {
+	dir, err := os.MkdirTemp("", "bursar-replay-")
+	if err != nil {
+		return fmt.Errorf("creating the replay's NATS store: %w", err)
+	}
+	var ns *server.Server
+	var nc *nats.Conn
+	p.close = func() {
+		if nc != nil {
+			nc.Close()
+		}
+		if ns != nil {
+			ns.Shutdown()
+			ns.WaitForShutdown()
+		}
+		os.RemoveAll(dir)
+	}
+	if ns, err = bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: dir}); err != nil {
+		return err
+	}
+	log := slog.New(slog.DiscardHandler)
+	nc, js, err := bus.Connect(p.ctx, ns.ClientURL(), "replay", log)
+	if err != nil {
+		return err
+	}
+	if err := bus.Ensure(p.ctx, js, bus.Options{LeaseTTL: time.Minute}); err != nil {
+		return err
+	}
+	cfg, err := p.fleetConfig()
+	if err != nil {
+		return err
+	}
+	p.world = &world{fleet: p.newFleet(cfg), cfg: cfg}
+	p.pub = bus.NewPublisher(js)
+	if err := p.prices(); err != nil {
+		return err
+	}
+	o := arbiter.Options{Config: cfg, JS: js, Actuator: p.world, Log: log, Clock: p.clk, Identity: "replay",
+		LeaseTTL: time.Minute, Policy: p.policy()}
+	if p.svc, err = arbiter.New(p.ctx, o); err != nil {
+		return err
+	}
+	return p.svc.Start(p.ctx)
+}
+
+func (p *service) newFleet(cfg *fleet.Config) *sim.Fleet {
+	f := sim.New(cfg, p.clk.Now)
+	f.SetNotice(0) // REPLAY.md: a lost instance is gone at once
+	return f
+}
+
+// policy is the planner's policy, as bursar-direct sets it.
+func (p *service) policy() placement.Policy {
+	pol := placement.DefaultPolicy()
+	pol.ReactionTime = p.env.Rules.TickLength()
+	pol.MaxHedge = p.env.Rules.Extra
+	if p.env.Rules.Extra == 0 {
+		pol.MaxHedge = -1
+	}
+	return pol
+}
+
+// fleetConfig is the replay as a fleet file: one sim location per zone and one for on-demand,
+// launches ready after the cold start, one workload of Target replicas.
+func (p *service) fleetConfig() (*fleet.Config, error) {
+	r := p.env.Rules
+	delay := time.Duration(r.ColdStart) * r.TickLength()
+	var b strings.Builder
+	b.WriteString("locations:\n")
+	p.locs = nil
+	for _, z := range append(append([]string(nil), p.env.Zones...), serviceOnDemand) {
+		name := locationName(z)
+		p.locs = append(p.locs, name)
+		fmt.Fprintf(&b, "  - {name: %q, provider: aws, region: replay, zones: [%q], actuator: {kind: sim, launch_delay: %s}}\n",
+			name, name, delay)
+	}
+	fmt.Fprintf(&b, `workloads:
+  - name: %s
+    gpu: {models: [%s], count: 1}
+    replicas: {min: %d, max: %d}
+    markets: [spot, on_demand]
+    cold_start: %s
+`, bursarWorkload, serviceGPU, r.Target, r.Target+r.Extra+r.Target, delay)
+	return fleet.Parse([]byte(b.String()), "replay.yaml")
+}
+
+// locationName makes a zone's name a fleet location name (letters, digits, '-' and '_').
+func locationName(z string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '-' || c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+			return c
+		}
+		return '-'
+	}, z)
+}
+
+// prices publishes every zone's spot offer at 1 per hour and the on-demand offer at the ratio.
+func (p *service) prices() error {
+	for i, loc := range p.locs {
+		m, usd := events.Spot, 1.0
+		if i == len(p.locs)-1 {
+			m, usd = events.OnDemand, p.env.Rules.ODRatio
+		}
+		e := &events.PriceObserved{Meta: events.Meta{At: p.clk.Now()}, Provider: "aws", Region: "replay", Zone: loc,
+			InstanceType: "replay", GPUModel: serviceGPU, GPUCount: 1, GPUMemoryGB: 16, Market: m, USDPerHour: usd,
+			Source: "replay"}
+		if err := p.pub.Publish(p.ctx, e); err != nil {
+			return fmt.Errorf("publishing the replay's prices: %w", err)
+		}
+	}
+	return nil
+}
+
+// Decide runs the arbiter for tick t, then lets the market clamp with the tick's capacity and
+// publishes what it reclaimed. What the arbiter asked the fleet for is the decision; the replay's
+// own clamp then holds exactly what the fleet holds.
+func (p *service) Decide(obs *Observation) Decision {
+	if obs.Tick == 0 {
+		p.warmUp(obs.Past)
+	}
+	p.tick(obs.Tick, p.env.Capacity[obs.Tick])
+	return p.asked()
+}
+
+// warmUp runs the service over the market before the window, as a running service would have,
+// then starts the window on an empty fleet: the arbiter keeps what it learned, and its books
+// follow the fleet (the actuator's truth) to nothing held, like every other policy's.
+func (p *service) warmUp(past [][]int) {
+	n := min(len(past), int(bursarMemory/p.env.Rules.TickLength()))
+	for s := -n; s < 0; s++ {
+		p.tick(s, past[len(past)+s])
+	}
+	p.world.swap(p.newFleet(p.world.cfg))
+}
+
+// tick is one tick at virtual time: the arbiter's round, the capacity clamp, the notices.
+func (p *service) tick(t int, capacity []int) {
+	if p.err != nil {
+		return
+	}
+	p.clk.set(bursarEpoch.Add(time.Duration(t) * p.env.Rules.TickLength()))
+	p.svc.Step(p.ctx)
+	f := p.world.current()
+	for z, n := range capacity {
+		f.SetCapacity(p.locs[z], n)
+	}
+	var ids []string
+	for _, e := range f.Due() {
+		if err := p.pub.Publish(p.ctx, e); err != nil {
+			p.err = fmt.Errorf("tick %d: publishing a reclaim: %w", t, err)
+			return
+		}
+		ids = append(ids, e.ID)
+	}
+	if err := p.svc.AwaitNotices(p.ctx, ids); err != nil {
+		p.err = fmt.Errorf("tick %d: %w", t, err)
+	}
+}
+
+// asked is what the fleet was asked to hold: spot per zone, on-demand.
+func (p *service) asked() Decision {
+	f := p.world.current()
+	d := Decision{Spot: make([]int, len(p.env.Zones))}
+	for z := range p.env.Zones {
+		d.Spot[z], _ = f.Desired(p.ctx, actuate.Group{Workload: bursarWorkload, Location: p.locs[z], Market: events.Spot})
+	}
+	d.OnDemand, _ = f.Desired(p.ctx, actuate.Group{Workload: bursarWorkload, Location: serviceOnDemand, Market: events.OnDemand})
+	return d
+}
+
+// Close stops the service and its NATS server, and returns what went wrong during the window.
+func (p *service) Close() error {
+	p.stop()
+	if p.close != nil {
+		p.close()
+	}
+	return p.err
+}
+
+// virtualClock is the replay's time: it stands still until the replay moves it.
+type virtualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *virtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *virtualClock) set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// world is the actuator the arbiter talks to: the sim fleet of the moment (the warm-up's, then
+// the window's).
+type world struct {
+	mu    sync.Mutex
+	fleet *sim.Fleet
+	cfg   *fleet.Config
+}
+
+var (
+	_ actuate.Actuator = (*world)(nil)
+	_ actuate.Reporter = (*world)(nil)
+)
+
+func (w *world) current() *sim.Fleet {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fleet
+}
+
+func (w *world) swap(f *sim.Fleet) {
+	w.mu.Lock()
+	w.fleet = f
+	w.mu.Unlock()
+}
+
+func (w *world) Scale(ctx context.Context, t actuate.Target) error { return w.current().Scale(ctx, t) }
+
+func (w *world) Desired(ctx context.Context, g actuate.Group) (int, error) {
+	return w.current().Desired(ctx, g)
+}
+
+func (w *world) Observe(ctx context.Context) ([]actuate.Observed, error) {
+	return w.current().Observe(ctx)
+}
