@@ -30,7 +30,7 @@ const (
 	benchPriceRate = 10_000
 )
 
-var benchModels = []string{"H100-80GB", "A100-80GB", "L40S-48GB"}
+var benchModels = []string{"H100-80GB", "A100-80GB", "L40S"} // canonical names: the fleet check rejects others
 
 func benchFleet() *fleet.Config {
 	var b strings.Builder

@@ -102,16 +102,21 @@ func (w *Workload) check(i int, c *Config) error {
 		return fail("want the GPUs one replica needs, 1 or more", at("gpu", "count")...)
 	case len(w.GPU.Models) == 0 && w.GPU.MinMemoryGB <= 0:
 		return fail("give gpu.models or gpu.min_memory_gb, so the planner knows which offers fit", at("gpu")...)
-	case w.Replicas.Min < 0:
-		return fail("want 0 or more", at("replicas", "min")...)
-	case w.Replicas.Max != 0 && w.Replicas.Max < w.Replicas.Min:
-		return fail(fmt.Sprintf("max %d is below min %d", w.Replicas.Max, w.Replicas.Min), at("replicas", "max")...)
 	case w.MinLocations < 0 || w.MinLocations > len(c.Locations):
 		return fail(fmt.Sprintf("want 0 to %d (the number of locations)", len(c.Locations)), at("min_locations")...)
 	case w.WeightsGB < 0:
 		return fail("want GB, 0 or more", at("weights_gb")...)
 	case w.ColdStart < 0:
 		return fail("want a duration of 0 or more", at("cold_start")...)
+	}
+	if err := w.checkReplicas(at); err != nil {
+		return err
+	}
+	if err := w.GPU.checkGPU(at); err != nil {
+		return err
+	}
+	if err := w.checkResidency(c, at); err != nil {
+		return err
 	}
 	for j, m := range w.Markets {
 		if m != events.Spot && m != events.OnDemand && m != events.Reserved {

@@ -71,7 +71,7 @@ func TestBadFilesSayWhereAndWhat(t *testing.T) {
 			"field workloads[0].gpu: give gpu.models"},
 		{"webhook without secret", strings.Replace(base, "{kind: sim}", "{kind: webhook, url: 'https://x.example/h'}", 1), 5, "secret_env"},
 		{"kube without object", strings.Replace(base, "{kind: sim}", "{kind: kubernetes, context: c}", 1) + "    markets: [spot]\n", 0, "name the Deployment object that holds spot replicas"},
-		{"duplicate workload", base + "  - name: svc\n    gpu: {models: [x], count: 1}\n", 10, `workload "svc" is defined twice`},
+		{"duplicate workload", base + "  - name: svc\n    gpu: {models: [H100-80GB], count: 1}\n", 10, `workload "svc" is defined twice`},
 		{"bad metric", base + "    scaling: {metric: qps, per_replica: 3}\n", 10, `unknown metric "qps"`},
 		{"empty", "", 0, "the file is empty"},
 	}

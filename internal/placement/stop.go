@@ -14,6 +14,10 @@ import (
 // memory or time.
 const MaxReplicas = 10_000
 
+// WhyNoOffers is the Shortfall.Why of a workload planned before any offer was priced: at start-up
+// it is no fault of the workload's.
+const WhyNoOffers = "no offers priced yet"
+
 // ErrStopped says a plan was cancelled (its context was done) before it finished; no partial plan
 // is returned. errors.Is also matches the context's own error (context.Canceled or
 // context.DeadlineExceeded).

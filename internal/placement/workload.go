@@ -191,7 +191,7 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 // offers that could but have no room or too little chance of capacity now.
 func (ix *index) nowhere(w *Workload) string {
 	if len(ix.offers) == 0 {
-		return "no offers priced yet"
+		return WhyNoOffers
 	}
 	for i := range ix.offers {
 		if ix.eligible(i, w) {
