@@ -78,7 +78,10 @@ func (s *Service) fold(m jetstream.Msg) {
 		s.mk.reclaim(e, time.Now())
 		signal(s.urgent)
 	case *events.TokensSample:
-		s.mk.tokens(e)
+		if err := s.mk.tokens(e); err != nil {
+			s.log.Warn("a tokens.sample is not counted as demand", "id", e.ID, "at", e.At, "err", err)
+			return
+		}
 		signal(s.changed)
 	case *events.GPUSample:
 		s.mk.gpu(e)

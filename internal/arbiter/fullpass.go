@@ -40,7 +40,11 @@ func (s *Service) full(ctx context.Context, trigger string, caps []placement.Bud
 		if !ok {
 			return
 		}
-		pl := placement.NewPlanner(in.snap, s.o.Policy, now)
+		pl, err := placement.NewPlannerContext(ctx, in.snap, s.o.Policy, now)
+		if err != nil {
+			s.log.Info("planning stopped", "trigger", trigger, "err", err)
+			return
+		}
 		d := pl.Decision()
 		if h := s.hooks.planned.Load(); h != nil {
 			(*h)()
@@ -90,6 +94,7 @@ func (s *Service) install(ctx context.Context, in planInput, pl *placement.Plann
 	}
 	s.setPlanner(pl, in.reps)
 	s.commit(ctx, d, now, map[string]bool{}, trigger, start)
+	s.warnUnplaced(d)
 	return true
 }
 
@@ -130,7 +135,13 @@ func (s *Service) fullLocked(ctx context.Context, trigger string, caps []placeme
 	dirty := s.settle(now)
 	snap := s.snapshot(now, caps)
 	reps := slices.Clone(snap.Replicas)
-	pl := placement.NewPlanner(snap, s.o.Policy, now)
+	pl, err := placement.NewPlannerContext(ctx, snap, s.o.Policy, now)
+	if err != nil {
+		s.log.Info("planning stopped", "trigger", trigger, "err", err)
+		return
+	}
 	s.setPlanner(pl, reps)
-	s.commit(ctx, pl.Decision(), now, dirty, trigger, start)
+	d := pl.Decision()
+	s.commit(ctx, d, now, dirty, trigger, start)
+	s.warnUnplaced(d)
 }

@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -125,17 +126,34 @@ func (m *market) observe(obs []actuate.Observed, at time.Time) {
 	}
 }
 
-// tokens folds a tokens.sample into a per-replica rate.
-func (m *market) tokens(e *events.TokensSample) {
+// The most one replica's counters can plausibly rise per second. A faster rise is no traffic but a
+// bad series: two scrape targets sharing a replica name, or a counter that restarted without the
+// reset being seen. Folded in, one such sample asked for millions of replicas.
+const (
+	maxTokensPerSecond   = 1_000_000
+	maxRequestsPerSecond = 10_000
+)
+
+// tokens folds a tokens.sample into a per-replica rate. A sample whose rise since the last one is
+// above what a replica can serve is not folded into demand: it is returned as an error (to be
+// logged with the sample), and becomes the series' new starting point, as a reset would.
+func (m *market) tokens(e *events.TokensSample) error {
 	key := e.Location + "/" + e.Workload + "/" + e.Replica
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.rates[key]
 	tok := e.PromptTokens + e.GenerationTokens
+	var bad error
 	if ok && !e.Reset && e.At.After(r.at) && tok >= r.tokens && e.Requests >= r.requests {
 		dt := e.At.Sub(r.at).Seconds()
-		r.tokPerS, r.reqPerS = float64(tok-r.tokens)/dt, float64(e.Requests-r.requests)/dt
-		m.version++
+		tps, rps := float64(tok-r.tokens)/dt, float64(e.Requests-r.requests)/dt
+		if tps > maxTokensPerSecond || rps > maxRequestsPerSecond {
+			bad = fmt.Errorf("replica %s of workload %s at %s rose %.0f tokens/s and %.0f requests/s over %gs, above the %d and %d one replica can serve; check that no two scrape targets share a replica name",
+				e.Replica, e.Workload, e.Location, tps, rps, dt, maxTokensPerSecond, maxRequestsPerSecond)
+		} else {
+			r.tokPerS, r.reqPerS = tps, rps
+			m.version++
+		}
 	}
 	if !ok {
 		r = &rate{workload: e.Workload}
@@ -144,6 +162,7 @@ func (m *market) tokens(e *events.TokensSample) {
 	if !ok || e.At.After(r.at) {
 		r.at, r.tokens, r.requests = e.At, tok, e.Requests
 	}
+	return bad
 }
 
 // gpu folds a gpu.sample.
@@ -194,7 +213,27 @@ func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
 	if !seen {
 		return 0
 	}
-	return int(math.Ceil(total/s.PerReplica - 1e-9))
+	n, limit := math.Ceil(total/s.PerReplica-1e-9), m.demandLimit(ready)
+	if !(n < float64(limit)) { // NaN or beyond what the fleet can run
+		return limit
+	}
+	return int(n)
+}
+
+// demandLimit is the most replicas demand may ask for: the planner's limit per workload, and,
+// where every location gives a capacity hint, the ready replicas plus that room.
+func (m *market) demandLimit(ready int) int {
+	if m.cfg == nil || len(m.cfg.Locations) == 0 {
+		return placement.MaxReplicas
+	}
+	room := 0
+	for _, l := range m.cfg.Locations {
+		if l.Capacity <= 0 {
+			return placement.MaxReplicas
+		}
+		room += l.Capacity
+	}
+	return min(placement.MaxReplicas, ready+room)
 }
 
 func (m *market) runsAt(workload, location string) bool {

@@ -126,6 +126,8 @@ type Service struct {
 	planner *placement.Planner
 	known   map[string]placement.Replica
 	newObs  []placement.OfferObservation
+	// unplaced holds the workloads last warned of as placing nowhere, with why; s.mu guards it.
+	unplaced map[string]string
 	// truth is which report last observed each group; reportSeq numbers the reports.
 	truth     truth
 	reportSeq atomic.Uint64

@@ -1,0 +1,24 @@
+package arbiter
+
+import "github.com/bursar-dev/bursar/internal/placement"
+
+// warnUnplaced logs, at WARN, each workload that a full plan d places nowhere (it wants replicas
+// and the plan can place none), with the planner's reason: a fleet file whose GPU models, markets
+// or residency match no offer otherwise shows only as a workload that never runs. Each is warned
+// of once, again only if its reason changes or once it has placed and lost everything again, so
+// a pass every few seconds does not repeat it. d is a whole-estate plan; s.mu is held.
+func (s *Service) warnUnplaced(d placement.Decision) {
+	now := map[string]string{}
+	for _, sf := range d.Shortfalls {
+		if sf.Wanted > 0 && sf.Placed == 0 && sf.Why != placement.WhyNoOffers {
+			now[sf.Workload] = sf.Why
+		}
+	}
+	for w, why := range now {
+		if old, ok := s.unplaced[w]; !ok || old != why {
+			s.log.Warn("a workload can place no replica; check its gpu, markets and residency in the fleet file against the offers seen",
+				"workload", w, "why", why)
+		}
+	}
+	s.unplaced = now
+}
