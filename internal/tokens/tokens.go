@@ -8,6 +8,7 @@
 package tokens
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,7 @@ func (c Config) Validate() error {
 	if c.Interval < 0 || c.Timeout < 0 {
 		return &FieldError{"interval", "interval and timeout must not be negative"}
 	}
+	series := map[string]int{} // location/workload/replica → first target
 	for i, t := range c.Targets {
 		at := fmt.Sprintf("targets[%d]", i)
 		u, err := url.Parse(t.URL)
@@ -69,6 +71,14 @@ func (c Config) Validate() error {
 		case t.Workload == "":
 			return &FieldError{at + ".workload", "must name the workload the replica serves"}
 		}
+		// Two targets publishing one series mix their counters: each sample then looks like a
+		// jump (or a reset) of the other's, and the arbiter reads huge demand from it.
+		key := t.Location + "/" + t.Workload + "/" + cmp.Or(t.Replica, u.Host)
+		if j, ok := series[key]; ok {
+			return &FieldError{at + ".replica", fmt.Sprintf("replica %q of workload %s at %s is also targets[%d]'s; give each target its own replica name",
+				cmp.Or(t.Replica, u.Host), t.Workload, t.Location, j)}
+		}
+		series[key] = i
 	}
 	return nil
 }
