@@ -2,10 +2,12 @@ package arbiter
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/budget"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
@@ -86,5 +88,29 @@ func TestDemandIsClampedToWhatTheFleetCanRun(t *testing.T) {
 				t.Errorf("demand = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBudgetPolicyNamingNoWorkloadIsWarnedOnce: a policy whose scope names no workload of the
+// fleet is loaded (the fleet file may be the one behind) but warned of, once per change.
+func TestBudgetPolicyNamingNoWorkloadIsWarnedOnce(t *testing.T) {
+	var log strings.Builder
+	cfg := &fleet.Config{Locations: []fleet.Location{{Name: "a", Provider: "aws"}}, Workloads: []fleet.Workload{{Name: "svc"}}}
+	b := &Budgets{o: BudgetOptions{Config: cfg, Log: slog.New(slog.NewTextHandler(&log, nil))}}
+	good := budget.Policy{Name: "ok", Scope: budget.Scope{Workload: "svc"}, Currency: "USD"}
+	typo := budget.Policy{Name: "typo", Scope: budget.Scope{Workload: "scv"}, Currency: "USD"}
+	warned := map[string]string{}
+	b.warnPolicies([]budget.Policy{good, typo}, warned)
+	b.warnPolicies([]budget.Policy{good, typo}, warned) // a later change to another policy
+	if n := strings.Count(log.String(), "level=WARN"); n != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "policy=typo") || !strings.Contains(log.String(), "scope workload=scv matches no workload") {
+		t.Errorf("warning = %q", log.String())
+	}
+	typo.Currency = "EUR" // a policy stored before other currencies were refused
+	b.warnPolicies([]budget.Policy{good, typo}, warned)
+	if n := strings.Count(log.String(), "level=WARN"); n != 2 || !strings.Contains(log.String(), "in EUR") {
+		t.Errorf("after the currency changed: %d warnings, want 2 naming EUR:\n%s", n, log.String())
 	}
 }

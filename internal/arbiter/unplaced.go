@@ -1,6 +1,11 @@
 package arbiter
 
-import "github.com/bursar-dev/bursar/internal/placement"
+import (
+	"strings"
+
+	"github.com/bursar-dev/bursar/internal/budget"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
 
 // warnUnplaced logs, at WARN, each workload that a full plan d places nowhere (it wants replicas
 // and the plan can place none), with the planner's reason: a fleet file whose GPU models, markets
@@ -21,4 +26,17 @@ func (s *Service) warnUnplaced(d placement.Decision) {
 		}
 	}
 	s.unplaced = now
+}
+
+// warnPolicies logs, at WARN, each budget policy that can see no spend of this fleet (a scope
+// naming no workload) or compares USD spend with a limit in another currency. warned holds what
+// was said of each policy, so a policy is warned of once, and again only when its warnings change.
+func (b *Budgets) warnPolicies(ps []budget.Policy, warned map[string]string) {
+	for _, p := range ps {
+		ws := strings.Join(budget.Warnings(p, b.o.Config), "; ")
+		if ws != "" && warned[p.Name] != ws {
+			b.o.Log.Warn("a budget policy will not work as written", "policy", p.Name, "why", ws)
+		}
+		warned[p.Name] = ws
+	}
 }

@@ -7,6 +7,7 @@
 package budget
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -181,7 +182,11 @@ func (p Policy) Timeout() time.Duration {
 	return time.Duration(p.ApprovalTimeout)
 }
 
-// Normalize fills in defaults (basis actual, action notify, currency upper case) and orders the
+// Currency is the one currency a policy's limit can be in: every price Bursar sees is normalized to
+// USD, and spend is compared with the limit as it is.
+const Currency = "USD"
+
+// Normalize fills in defaults (basis actual, action notify, currency upper case, USD when none) and orders the
 // thresholds, so that equal policies compare and print equal.
 func (p *Policy) Normalize() {
 	p.defaults()
@@ -192,7 +197,7 @@ func (p *Policy) Normalize() {
 // (so that errors name them by the position the user sees).
 func (p *Policy) defaults() {
 	p.Thresholds = slices.Clone(p.Thresholds)
-	p.Currency = strings.ToUpper(strings.TrimSpace(p.Currency))
+	p.Currency = cmp.Or(strings.ToUpper(strings.TrimSpace(p.Currency)), Currency)
 	for i := range p.Thresholds {
 		if p.Thresholds[i].On == "" {
 			p.Thresholds[i].On = Actual
@@ -237,7 +242,6 @@ func (p Policy) Has(a Action) bool {
 
 var (
 	nameRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-	currencyRE = regexp.MustCompile(`^[A-Z]{3}$`)
 	approverRE = regexp.MustCompile(`^[UWS][A-Z0-9]{2,20}$`)
 )
 
@@ -279,8 +283,8 @@ func (p Policy) Validate() error {
 	if !(p.Limit > 0) || math.IsInf(p.Limit, 0) {
 		bad("limit", "must be a positive amount, got %v", p.Limit)
 	}
-	if !currencyRE.MatchString(p.Currency) {
-		bad("currency", "%q must be a three-letter ISO 4217 code such as USD", p.Currency)
+	if p.Currency != Currency {
+		bad("currency", "%q: Bursar's prices and spend are in USD and it converts no currency, so a limit must be in USD too (--currency USD, or currency: USD)", p.Currency)
 	}
 	if len(p.Thresholds) == 0 {
 		bad("thresholds", "none given: a policy needs at least one (--alert 80%% or --on 100%%:block-scale-up)")

@@ -31,6 +31,8 @@ func TestValidate(t *testing.T) {
 		{"bad period", func(p *Policy) { p.Period = "year" }, []string{"period"}},
 		{"zero limit", func(p *Policy) { p.Limit = 0 }, []string{"limit"}},
 		{"currency", func(p *Policy) { p.Currency = "dollars" }, []string{"currency"}},
+		{"euro", func(p *Policy) { p.Currency = "EUR" }, []string{"currency"}},
+		{"bitcoin", func(p *Policy) { p.Currency = "XBT" }, []string{"currency"}},
 		{"no thresholds", func(p *Policy) { p.Thresholds = nil }, []string{"thresholds"}},
 		{"zero level", func(p *Policy) { p.Thresholds[0].At = Level{0, true} }, []string{"thresholds[0].at"}},
 		{"huge percent", func(p *Policy) { p.Thresholds[0].At = Level{5000, true} }, []string{"thresholds[0].at"}},
@@ -158,7 +160,7 @@ approval_timeout: 45m
   scope: team=search,provider=aws
   period: day
   limit: 2000
-  currency: EUR
+  currency: usd
   thresholds: [{at: 1500}]
 `
 
