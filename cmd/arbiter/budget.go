@@ -46,7 +46,7 @@ Every change is a revision in the NATS KV bucket ` + bus.BucketBudgets + `, with
 
 func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 	var fl budget.Flags
-	var file string
+	var file, fleetPath string
 	cmd := &cobra.Command{
 		Use:   "set NAME --scope KEY=VALUE --period day|week|month --limit N [flags] | set -f policy.yaml",
 		Short: "Create or change a budget policy, from flags or from a YAML file",
@@ -73,6 +73,9 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := warnScopes(cmd.ErrOrStderr(), fleetPath, policies); err != nil {
+				return err
+			}
 			actor, err := o.who()
 			if err != nil {
 				return err
@@ -91,6 +94,7 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&file, "file", "f", "", "read policies from a YAML file ('-' for stdin) instead of flags")
+	f.StringVar(&fleetPath, "fleet", "", "the fleet file to check each scope against, warning of one that matches no workload (default ./bursar.yaml if it exists)")
 	f.StringVar(&fl.Scope, "scope", "", "what the budget covers: workload=NAME, team=NAME, provider=NAME, location=NAME (comma-separated to combine) or all")
 	f.StringVar(&fl.Period, "period", "month", "budget period: day, week or month (UTC calendar periods)")
 	f.Float64Var(&fl.Limit, "limit", 0, "spend limit per period")
