@@ -41,25 +41,46 @@ func (g *Globals) Bind(cmd *cobra.Command, natsDefault, natsHelp string) {
 	f.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn or error (env BURSAR_LOG_LEVEL)")
 }
 
-// EnvName is the environment variable that stands in for a flag: --data-dir is BURSAR_DATA_DIR.
+// EnvName is the environment variable that stands in for a global flag, one every program
+// shares (the same NATS, the same data directory): --data-dir is BURSAR_DATA_DIR.
 func EnvName(flag string) string {
-	return "BURSAR_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+	return "BURSAR_" + envWord(flag)
 }
 
-// ApplyEnv sets every flag of cmd that was not given on the command line from its BURSAR_*
-// variable, so flags win over the environment and the environment over defaults.
+// ProgramEnvName is the environment variable of a flag only some commands of program take:
+// collector's --config is BURSAR_COLLECTOR_CONFIG and arbiter's BURSAR_ARBITER_CONFIG, so a
+// variable set for one program never changes another on the same machine.
+func ProgramEnvName(program, flag string) string {
+	return "BURSAR_" + envWord(program) + "_" + envWord(flag)
+}
+
+// FlagEnv is the environment variable of flag f as cmd sees it: EnvName for the root's
+// persistent (global) flags, ProgramEnvName for every other.
+func FlagEnv(cmd *cobra.Command, f *pflag.Flag) string {
+	root := cmd.Root()
+	if root.PersistentFlags().Lookup(f.Name) == f {
+		return EnvName(f.Name)
+	}
+	return ProgramEnvName(root.Name(), f.Name)
+}
+
+func envWord(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+
+// ApplyEnv sets every flag of cmd that was not given on the command line from its environment
+// variable (FlagEnv), so flags win over the environment and the environment over defaults.
 func ApplyEnv(cmd *cobra.Command) error {
 	var err error
 	apply := func(f *pflag.Flag) {
-		if err != nil || f.Changed {
+		if err != nil || f.Changed || f.Name == "help" {
 			return
 		}
-		v, ok := os.LookupEnv(EnvName(f.Name))
+		name := FlagEnv(cmd, f)
+		v, ok := os.LookupEnv(name)
 		if !ok {
 			return
 		}
 		if serr := f.Value.Set(v); serr != nil {
-			err = fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, serr)
+			err = fmt.Errorf("%s=%q: %w", name, v, serr)
 			return
 		}
 		f.Changed = true
@@ -67,6 +88,27 @@ func ApplyEnv(cmd *cobra.Command) error {
 	cmd.Flags().VisitAll(apply)
 	cmd.InheritedFlags().VisitAll(apply)
 	return err
+}
+
+// DocumentEnv appends "(env NAME)" to the help of every flag under root that does not name its
+// variable yet, so --help says how each flag is set from the environment. Call it once the
+// tree is complete.
+func DocumentEnv(root *cobra.Command) {
+	Walk(root, func(cmd *cobra.Command) {
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "help" && !strings.Contains(f.Usage, "(env ") {
+				f.Usage += " (env " + FlagEnv(cmd, f) + ")"
+			}
+		})
+	})
+}
+
+// Walk calls fn for cmd and every command under it, parents first.
+func Walk(cmd *cobra.Command, fn func(*cobra.Command)) {
+	fn(cmd)
+	for _, c := range cmd.Commands() {
+		Walk(c, fn)
+	}
 }
 
 // Logger builds the slog logger the flags ask for.
@@ -117,6 +159,7 @@ func Root(name, short, long string, g *Globals, natsDefault, natsHelp string) *c
 func versionCmd(name string) *cobra.Command {
 	return &cobra.Command{
 		Use: "version", Short: "Print the version and build information", Args: cobra.NoArgs,
+		Example: "  " + name + " version",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), VersionString(name))
 			return err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // DefaultNATS is the URL collector and report dial when given none: the embedded server.
@@ -14,7 +16,11 @@ const DefaultNATS = "nats://127.0.0.1:4222"
 // Row is one record of a command's output, by column name.
 type Row map[string]any
 
-// Write prints rows as a table, JSON (an array of objects) or CSV, columns in the given order.
+// Formats are the output formats Write prints: every command that prints rows offers them.
+var Formats = []string{"table", "json", "yaml", "csv"}
+
+// Write prints rows as a table, JSON or YAML (a list of objects) or CSV, columns in the given
+// order.
 func Write(w io.Writer, format string, columns []string, rows []Row) error {
 	switch format {
 	case "table", "":
@@ -35,6 +41,8 @@ func Write(w io.Writer, format string, columns []string, rows []Row) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
+	case "yaml":
+		return writeYAML(w, columns, rows)
 	case "csv":
 		cw := csv.NewWriter(w)
 		_ = cw.Write(columns)
@@ -48,7 +56,57 @@ func Write(w io.Writer, format string, columns []string, rows []Row) error {
 		cw.Flush()
 		return cw.Error()
 	}
-	return fmt.Errorf("--output %q: want table, json or csv", format)
+	return fmt.Errorf("--output %q: want table, json, yaml or csv", format)
+}
+
+// writeYAML prints rows as a YAML list of mappings whose keys keep the columns' order, which a
+// map would lose.
+func writeYAML(w io.Writer, columns []string, rows []Row) error {
+	list := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, r := range rows {
+		m := &yaml.Node{Kind: yaml.MappingNode}
+		for _, c := range columns {
+			var v yaml.Node
+			if err := v.Encode(r[c]); err != nil {
+				return fmt.Errorf("encoding column %s as yaml: %w", c, err)
+			}
+			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: c}, &v)
+		}
+		list.Content = append(list.Content, m)
+	}
+	if len(rows) == 0 {
+		list.Style = yaml.FlowStyle // "[]", not an empty document
+	}
+	return EncodeYAML(w, list)
+}
+
+// EncodeYAML writes v as one YAML document indented by two spaces, the style of Bursar's files.
+func EncodeYAML(w io.Writer, v any) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encoding yaml: %w", err)
+	}
+	return enc.Close()
+}
+
+// JSONToYAML re-encodes a JSON document as YAML, for a command whose output is built as JSON.
+func JSONToYAML(w io.Writer, data []byte) error {
+	var n yaml.Node
+	if err := yaml.Unmarshal(data, &n); err != nil { // JSON is YAML
+		return fmt.Errorf("reading json output: %w", err)
+	}
+	clearStyle(&n)
+	return EncodeYAML(w, &n)
+}
+
+// clearStyle drops JSON's flow style and quotes so the YAML reads as block YAML.
+// The encoder quotes again any string that would otherwise read as another type.
+func clearStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		clearStyle(c)
+	}
 }
 
 func sep(i, n int) string {
