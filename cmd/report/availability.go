@@ -13,7 +13,8 @@ import (
 func newAvailabilityCmd(g *cli.Globals) *cobra.Command {
 	var target string
 	cmd, _ := reportCmd(g, "availability", "Share of time each workload had its target of ready replicas, downtime and outages",
-		"workload", false, false,
+		"",
+		false, false,
 		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
 			return report.Availability(ctx, q, report.AvailabilityOptions{Options: o, Target: target})
 		})

@@ -22,6 +22,8 @@ func newBudgetCmd(g *cli.Globals) *cobra.Command {
 		Short: "Spend, burn rate and forecast against each budget policy",
 		Long: `budget measures every budget policy's current period the way the arbiter does. Policies come
 from the budgets bucket in NATS KV (set with arbiter budget set), or from a policy file with -f.`,
+		Example: `  report budget
+  report budget -f budgets/llm.yaml --fleet bursar.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
@@ -48,7 +50,7 @@ from the budgets bucket in NATS KV (set with arbiter budget set), or from a poli
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "read policies from this YAML file instead of NATS KV")
 	cmd.Flags().StringVar(&fleetFile, "fleet", "bursar.yaml", "fleet file, for workloads' teams")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json, csv or markdown")
+	cli.OutputFlag(cmd, &output, report.Formats...)
 	return cmd
 }
 

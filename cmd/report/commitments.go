@@ -13,7 +13,9 @@ import (
 func newCommitmentsCmd(g *cli.Globals) *cobra.Command {
 	var pct, discount float64
 	cmd, _ := reportCmd(g, "commitments", "The steady floor of GPUs in use per model and what reserving it would save",
-		"", false, false,
+		`  report commitments --period 30d
+  report commitments --percentile 20 --discount 0.4 -o json`,
+		false, false,
 		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
 			return report.Commitments(ctx, q, report.CommitOptions{Options: o, Percentile: pct, Discount: discount})
 		})

@@ -31,8 +31,8 @@ func (f *reportFlags) bind(cmd *cobra.Command, defaultBy string, chart bool) {
 	fl.StringVar(&f.period, "period", "", "length of the window ending at --until, e.g. 24h, 7d, 2w (default 7d)")
 	fl.StringVar(&f.by, "by", defaultBy, "group by: workload, location, provider, region, market, gpu (comma-separated)")
 	fl.StringArrayVar(&f.filters, "filter", nil, "keep only dimension=value[,value...], e.g. --filter provider=aws (repeatable)")
-	fl.StringVar(&f.fleetFile, "fleet", "bursar.yaml", "fleet file: locations' regions and where workloads may run (env BURSAR_FLEET)")
-	fl.StringVarP(&f.output, "output", "o", "table", "output format: table, json, csv or markdown")
+	fl.StringVar(&f.fleetFile, "fleet", "bursar.yaml", "fleet file: locations' regions and where workloads may run")
+	cli.OutputFlag(cmd, &f.output, report.Formats...)
 	if chart {
 		fl.StringVar(&f.chart, "chart", "", "also render a PNG chart to this file (markdown output embeds it)")
 	}
@@ -105,12 +105,17 @@ func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
 	return report.Write(cmd.OutOrStdout(), f.output, res, f.chart)
 }
 
+// defaultBy is each report's grouping when --by is not given, on the command line and in
+// "report serve".
+var defaultBy = map[string]string{"cost": "workload", "tokens": "workload,location", "savings": "workload",
+	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": ""}
+
 // reportCmd builds a report command: run gets the opened history and the options.
-func reportCmd(g *cli.Globals, use, short, defaultBy string, chart, needFleet bool,
+func reportCmd(g *cli.Globals, use, short, example string, chart, needFleet bool,
 	run func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error)) (*cobra.Command, *reportFlags) {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use: use, Short: short, Args: cobra.NoArgs,
+		Use: use, Short: short, Example: example, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o, err := f.options(time.Now().UTC(), needFleet)
 			if err != nil {
@@ -130,6 +135,6 @@ func reportCmd(g *cli.Globals, use, short, defaultBy string, chart, needFleet bo
 			return f.emit(cmd, res)
 		},
 	}
-	f.bind(cmd, defaultBy, chart)
+	f.bind(cmd, defaultBy[use], chart)
 	return cmd, &f
 }

@@ -10,6 +10,8 @@ import (
 // newCostCmd is `report cost`: spend, GPU-hours, cost per GPU-hour and market shares.
 func newCostCmd(g *cli.Globals) *cobra.Command {
 	cmd, _ := reportCmd(g, "cost", "Spend, GPU-hours, cost per GPU-hour and spot/on-demand/reserved shares",
-		"workload", true, false, report.Cost)
+		`  report cost --by workload,market --period 7d
+  report cost --period 30d --by provider -o csv > cost.csv`,
+		true, false, report.Cost)
 	return cmd
 }

@@ -14,7 +14,10 @@ import (
 func newIdleCmd(g *cli.Globals) *cobra.Command {
 	var threshold float64
 	var gap time.Duration
-	cmd, _ := reportCmd(g, "idle", "GPU-hours paid for but idle, and their cost", "location,gpu", false, false,
+	cmd, _ := reportCmd(g, "idle", "GPU-hours paid for but idle, and their cost",
+		`  report idle --period 7d
+  report idle --threshold 10 --by provider,gpu -o csv`,
+		false, false,
 		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
 			return report.Idle(ctx, q, report.IdleOptions{Options: o, Threshold: threshold, MaxGap: gap})
 		})

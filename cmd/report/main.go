@@ -19,13 +19,17 @@ func main() {
 // newRoot builds the command tree.
 func newRoot(g *cli.Globals) *cobra.Command {
 	root := cli.Root("report", "Cost, tokens, savings, idle-GPU, reclaim and availability reports from Bursar's history",
-		`report reads Bursar's history in ClickHouse and prints reports as tables, JSON, CSV or markdown
-(--output table|json|csv|markdown on every report; tables and markdown add notes under the rows).
+		`report reads Bursar's history in ClickHouse and prints reports as tables, JSON, YAML, CSV or markdown
+(-o/--output table|json|yaml|csv|markdown on every report; tables and markdown add notes under
+the rows).
 
 It reads the ClickHouse server named by --clickhouse, or else asks the running arbiter (over
 NATS, default 127.0.0.1:4222) for the embedded store it owns.`,
 		g, cli.DefaultNATS, "NATS URL of the running arbiter")
 	root.AddCommand(newStreamsCmd(g), newCostCmd(g), newTokensCmd(g), newSavingsCmd(g), newIdleCmd(g),
 		newBudgetCmd(g), newReclaimsCmd(g), newAvailabilityCmd(g), newCommitmentsCmd(g), newFocusCmd(g), newServeCmd(g))
+	root.Example = `  report cost --period 7d
+  report availability --by workload -o json`
+	cli.DocumentEnv(root)
 	return root
 }

@@ -15,15 +15,15 @@ func TestHelpTeachesEveryReport(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"cost", []string{"--output", "table, json, csv or markdown", "--by"}},
-		{"tokens", []string{"table, json, csv or markdown"}},
-		{"savings", []string{"table, json, csv or markdown"}},
-		{"idle", []string{"table, json, csv or markdown"}},
-		{"commitments", []string{"table, json, csv or markdown"}},
-		{"budget", []string{"table, json, csv or markdown"}},
-		{"reclaims", []string{"table, json, csv or markdown", "avg_to_first_gpu_s", "replaced_by_deadline", "--by gpu",
+		{"cost", []string{"--output", "table, json, yaml, csv or markdown", "--by"}},
+		{"tokens", []string{"table, json, yaml, csv or markdown"}},
+		{"savings", []string{"table, json, yaml, csv or markdown"}},
+		{"idle", []string{"table, json, yaml, csv or markdown"}},
+		{"commitments", []string{"table, json, yaml, csv or markdown"}},
+		{"budget", []string{"table, json, yaml, csv or markdown"}},
+		{"reclaims", []string{"table, json, yaml, csv or markdown", "avg_to_first_gpu_s", "replaced_by_deadline", "--by gpu",
 			"zone", "unknown"}},
-		{"availability", []string{"table, json, csv or markdown", "--target", "available_pct", "downtime_min", "outages",
+		{"availability", []string{"table, json, yaml, csv or markdown", "--target", "available_pct", "downtime_min", "outages",
 			"replicas.min"}},
 	}
 	for _, tt := range tests {

@@ -10,7 +10,8 @@ import (
 // newReclaimsCmd is `report reclaims`: notices, time to replacement and time to first GPU.
 func newReclaimsCmd(g *cli.Globals) *cobra.Command {
 	cmd, _ := reportCmd(g, "reclaims", "Reclaims by provider, zone and GPU model: notice, time to replacement, time to first GPU",
-		"", false, false, report.Reclaims)
+		"",
+		false, false, report.Reclaims)
 	cmd.Long = `reclaims counts spot reclaim notices (capacity.reclaimed) and says how the fleet answered them.
 
 Columns:

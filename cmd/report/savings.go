@@ -10,6 +10,8 @@ import (
 // newSavingsCmd is `report savings`: against on-demand list prices, here and anywhere allowed.
 func newSavingsCmd(g *cli.Globals) *cobra.Command {
 	cmd, _ := reportCmd(g, "savings", "Savings against on-demand list prices, and what the arbitrage cost",
-		"workload", true, true, report.Savings)
+		`  report savings --fleet bursar.yaml --by location
+  report savings --period 30d -o markdown --chart savings.png > savings.md`,
+		true, true, report.Savings)
 	return cmd
 }

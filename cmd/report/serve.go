@@ -14,65 +14,92 @@ import (
 	islack "github.com/bursar-dev/bursar/internal/slack"
 )
 
-// newServeCmd is `report serve`: named reports on a cron schedule, posted to Slack.
+// serveOptions are report serve's flags.
+type serveOptions struct {
+	schedule, reports, period, by, fleetFile string
+	once, dryRun                             bool
+}
+
+// newServeCmd is `report serve`: named reports on a cron schedule, posted to Slack. --once posts
+// them once and exits, which is what a Kubernetes CronJob runs; --dry-run prints instead.
 func newServeCmd(g *cli.Globals) *cobra.Command {
-	var schedule, reports, period, by, fleetFile string
-	var once bool
+	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run reports on a cron schedule and post them to Slack with their charts",
 		Long: `serve runs the named reports on a cron schedule (five fields, UTC) over the --period before each
 run, and posts each to Slack with its chart attached. Slack comes from the environment:
 BURSAR_SLACK_CHANNEL and BURSAR_SLACK_BOT_TOKEN (or BURSAR_SLACK_BOT_TOKEN_FILE), a bot with
-chat:write and files:write. --once runs the reports now and prints them instead of posting.`,
+chat:write and files:write.
+
+--once runs the reports now, posts them and exits (non-zero when one failed): run it from a
+scheduler of your own, such as a Kubernetes CronJob, instead of keeping serve up. --dry-run runs
+them now and prints what would be posted, without Slack.`,
+		Example: `  report serve --schedule "0 9 * * MON" --report cost,savings,tokens --period 7d --fleet bursar.yaml
+  report serve --once --report cost,savings --period 7d     # one run, posted: a CronJob's command
+  report serve --dry-run --report cost,idle                 # run now and print instead of posting`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.Logger(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			byDims, err := report.ParseDims(by)
-			if err != nil {
-				return err
-			}
-			fl, err := loadFleet(fleetFile, false)
-			if err != nil {
-				return err
-			}
-			names := strings.Split(reports, ",")
-			s := &report.Scheduler{Schedule: schedule, Reports: names, Out: cmd.OutOrStdout(), Log: log,
-				Run: func(ctx context.Context, name string, now time.Time) (*report.Result, error) {
-					w, err := report.ParseWindow("", "", period, now)
-					if err != nil {
-						return nil, err
-					}
-					q, closeFn, err := open(ctx, cmd, g)
-					if err != nil {
-						return nil, err
-					}
-					defer closeFn()
-					return report.RunNamed(ctx, q, name, report.Options{Window: w, By: byDims, Now: now, Fleet: fl})
-				}}
-			if _, err := s.Parse(time.Now()); err != nil {
-				return err
-			}
-			if once {
-				return s.Once(cmd.Context(), time.Now().UTC())
-			}
-			if s.Poster, err = slackFromEnv(); err != nil {
-				return err
-			}
-			return s.Start(cmd.Context(), func() time.Time { return time.Now().UTC() })
+			return runServe(cmd, g, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&schedule, "schedule", "0 9 * * MON", "cron schedule, five fields, UTC")
-	f.StringVar(&reports, "report", "cost,savings", "reports to run: "+strings.Join(report.Named, ", "))
-	f.StringVar(&period, "period", report.DefaultPeriod, "window each run covers, ending at the run")
-	f.StringVar(&by, "by", "workload", "group by (see report cost --by)")
-	f.StringVar(&fleetFile, "fleet", "bursar.yaml", "fleet file (savings needs it)")
-	f.BoolVar(&once, "once", false, "run the reports now and print them instead of posting (a dry run)")
+	f.StringVar(&o.schedule, "schedule", "0 9 * * MON", "cron schedule, five fields, UTC")
+	f.StringVar(&o.reports, "report", "cost,savings", "reports to run: "+strings.Join(report.Named, ", "))
+	f.StringVar(&o.period, "period", report.DefaultPeriod, "window each run covers, ending at the run")
+	f.StringVar(&o.by, "by", "", "group every report by (see report cost --by); default: each report's own")
+	f.StringVar(&o.fleetFile, "fleet", "bursar.yaml", "fleet file (savings needs it)")
+	f.BoolVar(&o.once, "once", false, "run the reports now, post them to Slack and exit (for a CronJob)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "run the reports now and print what would be posted; needs no Slack")
 	return cmd
+}
+
+// runServe checks every flag and Slack's settings before it reads any history, then runs the
+// reports once (--once, --dry-run) or on the schedule.
+func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
+	log, err := g.Logger(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	by := map[string][]report.Dim{}
+	for _, name := range strings.Split(o.reports, ",") {
+		s := defaultBy[name]
+		if cmd.Flags().Changed("by") {
+			s = o.by
+		}
+		if by[name], err = report.ParseDims(s); err != nil {
+			return err
+		}
+	}
+	fl, err := loadFleet(o.fleetFile, false)
+	if err != nil {
+		return err
+	}
+	s := &report.Scheduler{Schedule: o.schedule, Reports: strings.Split(o.reports, ","), Out: cmd.OutOrStdout(), Log: log,
+		Run: func(ctx context.Context, name string, now time.Time) (*report.Result, error) {
+			w, err := report.ParseWindow("", "", o.period, now)
+			if err != nil {
+				return nil, err
+			}
+			q, closeFn, err := open(ctx, cmd, g)
+			if err != nil {
+				return nil, err
+			}
+			defer closeFn()
+			return report.RunNamed(ctx, q, name, report.Options{Window: w, By: by[name], Now: now, Fleet: fl})
+		}}
+	if _, err := s.Parse(time.Now()); err != nil {
+		return err
+	}
+	if !o.dryRun {
+		if s.Poster, err = slackFromEnv(); err != nil {
+			return err
+		}
+	}
+	if o.once || o.dryRun {
+		return s.Once(cmd.Context(), time.Now().UTC())
+	}
+	return s.Start(cmd.Context(), func() time.Time { return time.Now().UTC() })
 }
 
 // slackFromEnv builds the poster from the BURSAR_SLACK_* variables internal/slack reads (secrets
@@ -85,7 +112,7 @@ func slackFromEnv() (*islack.ReportPoster, error) {
 	cfg.APIURL = os.Getenv("BURSAR_SLACK_API_URL")
 	p, err := islack.NewReportPoster(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("report serve posts to Slack: %w; or use --once to print", err)
+		return nil, fmt.Errorf("report serve posts to Slack: %w; or use --dry-run to print", err)
 	}
 	return p, nil
 }

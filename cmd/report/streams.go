@@ -17,7 +17,9 @@ func newStreamsCmd(g *cli.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "streams",
 		Short: "Show Bursar's event streams: messages, bytes, consumers and the newest message",
-		Args:  cobra.NoArgs,
+		Example: `  report streams
+  report streams -o json --nats nats://nats-1:4222`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.Logger(cmd.ErrOrStderr())
 			if err != nil {
@@ -47,6 +49,6 @@ func newStreamsCmd(g *cli.Globals) *cobra.Command {
 			return cli.Write(cmd.OutOrStdout(), output, []string{"stream", "messages", "bytes", "consumers", "newest"}, rows)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or csv")
+	cli.OutputFlag(cmd, &output, cli.Formats...)
 	return cmd
 }

@@ -13,7 +13,9 @@ import (
 func newTokensCmd(g *cli.Globals) *cobra.Command {
 	var weight float64
 	cmd, _ := reportCmd(g, "tokens", "Tokens served and cost per million tokens, blended and input/output",
-		"workload,location", true, false,
+		`  report tokens --period 7d
+  report tokens --since 2026-11-01 --until 2026-12-01 --by workload -o json`,
+		true, false,
 		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
 			return report.Tokens(ctx, q, report.TokenOptions{Options: o, OutputWeight: weight})
 		})

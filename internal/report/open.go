@@ -20,16 +20,17 @@ type Source struct {
 	Log     *slog.Logger
 }
 
-// Open returns the history to report on and a function that releases it. With a server DSN it
-// opens the server. Otherwise it asks the embedded store's owner over NATS, and opens the
-// embedded store itself only when nobody answers; when the store turns out to be owned by a
-// process that does not answer, the error names it and says what to check.
+// Open returns the history to report on and a function that releases it; it reads an existing
+// store and never creates or migrates one. With a server DSN it opens the server. Otherwise it
+// asks the embedded store's owner over NATS, and opens the embedded store itself only when
+// nobody answers; when the store turns out to be owned by a process that does not answer, the
+// error names it and says what to check.
 func Open(ctx context.Context, src Source) (Querier, func() error, error) {
 	if src.Log == nil {
 		src.Log = slog.New(slog.DiscardHandler)
 	}
 	if src.DSN != "" {
-		st, err := store.Open(ctx, store.Config{DSN: src.DSN, Owner: "report", Log: src.Log})
+		st, err := store.Open(ctx, store.Config{DSN: src.DSN, Owner: "report", ReadOnly: true, Log: src.Log})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -47,7 +48,7 @@ func Open(ctx context.Context, src Source) (Querier, func() error, error) {
 		nc.Close()
 		nerr = err
 	}
-	st, err := store.Open(ctx, store.Config{DataDir: src.DataDir, Owner: "report", Log: src.Log})
+	st, err := store.Open(ctx, store.Config{DataDir: src.DataDir, Owner: "report", ReadOnly: true, Log: src.Log})
 	if err != nil {
 		return nil, nil, explainOwned(err, src.NATSURL, nerr)
 	}

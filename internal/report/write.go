@@ -11,14 +11,14 @@ import (
 )
 
 // Formats are the output formats every report prints in.
-var Formats = []string{"table", "json", "csv", "markdown"}
+var Formats = []string{"table", "json", "yaml", "csv", "markdown"}
 
-// Write prints a result as a table, JSON, CSV or markdown. chart, when not empty, is the path of
+// Write prints a result as a table, JSON, YAML, CSV or markdown. chart, when not empty, is the path of
 // the result's chart PNG, which markdown embeds.
 func Write(w io.Writer, format string, res *Result, chart string) error {
 	switch format {
-	case "json":
-		return cli.Write(w, "json", res.Columns, res.Rows)
+	case "json", "yaml":
+		return cli.Write(w, format, res.Columns, res.Rows)
 	case "csv":
 		return cli.Write(w, "csv", res.Columns, text(res.Rows))
 	case "table", "":
@@ -36,7 +36,7 @@ func Write(w io.Writer, format string, res *Result, chart string) error {
 	case "markdown", "md":
 		return writeMarkdown(w, res, chart)
 	}
-	return fmt.Errorf("--output %q: want table, json, csv or markdown", format)
+	return fmt.Errorf("--output %q: want %s", format, cli.Or(Formats))
 }
 
 func writeMarkdown(w io.Writer, res *Result, chart string) error {

@@ -17,10 +17,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/bursar-dev/bursar/internal/store/chdb"
@@ -58,8 +62,15 @@ type Config struct {
 	// Cluster, when set, creates Replicated tables ON CLUSTER (see docs/clickhouse.md). The DSN's
 	// cluster parameter sets it too.
 	Cluster string
-	Log     *slog.Logger
+	// ReadOnly opens an existing store as it is, for readers (report): nothing is created or
+	// migrated, and a store that does not exist is ErrNoHistory.
+	ReadOnly bool
+	Log      *slog.Logger
 }
+
+// ErrNoHistory means a reader found no Bursar history where it looked: the process that records
+// it (arbiter run, arbiter record) has not run there yet.
+var ErrNoHistory = errors.New("no Bursar history")
 
 // Store is one Bursar database on one engine.
 type Store struct {
@@ -97,6 +108,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if cfg.DataDir == "" {
 			return nil, errors.New("opening the embedded ClickHouse: no --data-dir given (or pass --clickhouse to use a server)")
 		}
+		if dir := filepath.Join(cfg.DataDir, "clickhouse"); cfg.ReadOnly {
+			if _, err := os.Stat(dir); err != nil {
+				return nil, fmt.Errorf("%w under %s (%s does not exist): start \"arbiter run\" (or \"arbiter record\") "+
+					"with this --data-dir first, or pass --clickhouse for a server", ErrNoHistory, cfg.DataDir, dir)
+			}
+		}
 		if eng, err = OpenEmbedded(ctx, cfg.DataDir, cfg.Owner); err != nil {
 			return nil, err
 		}
@@ -106,11 +123,32 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := New(eng, db, cfg)
 	s.ownsEng, s.embedded = true, cfg.DSN == ""
+	if cfg.ReadOnly {
+		if err := s.checkExists(ctx); err != nil {
+			eng.Close()
+			return nil, err
+		}
+		return s, nil
+	}
 	if err := s.Migrate(ctx); err != nil {
 		eng.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkExists fails with ErrNoHistory when the database holds no migrated Bursar schema.
+func (s *Store) checkExists(ctx context.Context) error {
+	out, err := s.Query(ctx, fmt.Sprintf("SELECT count() AS n FROM system.tables WHERE database = '%s' AND name = 'schema_migrations'",
+		escapeString(s.db)))
+	if err != nil {
+		return fmt.Errorf("looking for Bursar's tables in %s: %w", s.db, err)
+	}
+	var r struct{ N int }
+	if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil || r.N == 0 {
+		return fmt.Errorf("%w in database %s: start \"arbiter run\" (or \"arbiter record\") against this ClickHouse first", ErrNoHistory, s.db)
+	}
+	return nil
 }
 
 // New returns a store over an engine that is already open, for database db (DefaultDatabase when

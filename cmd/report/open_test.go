@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/slack/slacktest"
+	"github.com/bursar-dev/bursar/internal/store"
+)
+
+// noNATS is a NATS URL where nothing answers, so a report never finds an owner to ask.
+const noNATS = "nats://127.0.0.1:1"
+
+// execute runs report with args and returns what it printed and its error.
+func execute(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot(&cli.Globals{})
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// TestReportNeverCreatesAStore: "report cost -o yaml" created ./bursar-data and applied three
+// migrations before it refused the flag. A bad flag is refused first, and a report reads an
+// existing store only: with none, it says what to start and leaves the directory as it was.
+func TestReportNeverCreatesAStore(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"unknown format", []string{"cost", "-o", "xml"}, "want table, json, yaml, csv or markdown"},
+		{"no store", []string{"cost", "-o", "yaml"}, "arbiter run"},
+		{"no store, availability", []string{"availability", "--period", "1d"}, "arbiter run"},
+		{"no store, focus", []string{"focus", "--month", "2026-11"}, "arbiter run"},
+		{"no store, serve dry run", []string{"serve", "--dry-run", "--report", "cost"}, "arbiter run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			dataDir := filepath.Join(tmp, "bursar-data")
+			args := append(tt.args, "--data-dir", dataDir, "--nats", noNATS, "--fleet", "")
+			out, err := execute(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("report %v = %v, want an error containing %q\n%s", tt.args, err, tt.wantErr, out)
+			}
+			entries, _ := os.ReadDir(tmp)
+			for _, e := range entries {
+				t.Errorf("report %v created %s", tt.args, e.Name())
+			}
+		})
+	}
+}
+
+// TestServeOncePostsToSlack: "report serve --once" printed instead of posting, so a CronJob
+// could not run a scheduled report. --once posts through the same poster serve uses; --dry-run
+// prints and needs no Slack.
+func TestServeOncePostsToSlack(t *testing.T) {
+	dataDir := t.TempDir()
+	st, err := store.Open(context.Background(), store.Config{DataDir: dataDir, Owner: "report test"})
+	if err != nil {
+		t.Fatalf("making a store to report on: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	slack := slacktest.New(t, "xoxb-test")
+	t.Setenv("BURSAR_SLACK_API_URL", slack.URL)
+	t.Setenv("BURSAR_SLACK_BOT_TOKEN", slack.Token)
+	t.Setenv("BURSAR_SLACK_CHANNEL", "C0REPORTS")
+	common := []string{"serve", "--report", "cost,idle", "--data-dir", dataDir, "--nats", noNATS, "--fleet", ""}
+
+	out, err := execute(t, append(common, "--once")...)
+	if err != nil {
+		t.Fatalf("serve --once: %v\n%s", err, out)
+	}
+	msgs := slack.Messages()
+	if len(msgs) != 2 {
+		t.Fatalf("serve --once posted %d messages, want 2 (cost, idle)\n%s", len(msgs), out)
+	}
+	for _, m := range msgs {
+		if m.Channel != "C0REPORTS" || m.Method != "chat.postMessage" {
+			t.Errorf("posted %s to %s, want chat.postMessage to C0REPORTS", m.Method, m.Channel)
+		}
+	}
+	if strings.Contains(out, "## ") {
+		t.Errorf("serve --once printed a report as well as posting it:\n%s", out)
+	}
+
+	t.Setenv("BURSAR_SLACK_BOT_TOKEN", "")
+	out, err = execute(t, append(common, "--dry-run")...)
+	if err != nil {
+		t.Fatalf("serve --dry-run without Slack: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "## ") || len(slack.Messages()) != 2 {
+		t.Errorf("serve --dry-run posted (%d messages now) or printed nothing:\n%s", len(slack.Messages()), out)
+	}
+}
