@@ -166,7 +166,8 @@ func TestPricesFromRealCatalog(t *testing.T) {
 		{name: "json", output: "json", check: func(t *testing.T, out string) {
 			var rows []struct {
 				pricing.Offer
-				PerGPU float64 `json:"price_per_gpu_hour"`
+				PricePerHour float64 `json:"usd_per_hour"`
+				PerGPU       float64 `json:"usd_per_gpu_hour"`
 			}
 			if err := json.Unmarshal([]byte(out), &rows); err != nil {
 				t.Fatal(err)

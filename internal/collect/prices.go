@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bursar-dev/bursar/internal/cli"
 )
 
 // PricesOptions is a one-shot fetch for a person checking what Bursar sees.
@@ -16,7 +19,7 @@ type PricesOptions struct {
 	Region   string   // for azure, aws-*, and to narrow gcp
 	Files    []string // for skypilot and reserved
 	Endpoint string   // API endpoint override
-	Output   string   // table, json or csv
+	Output   string   // one of Formats
 }
 
 func (o PricesOptions) source() SourceConfig {
@@ -33,10 +36,8 @@ func (o PricesOptions) source() SourceConfig {
 // Prices fetches one source at time at and writes its offers to out; a summary of skipped and
 // unmapped rows goes to errOut, so the offers stay machine-readable.
 func Prices(ctx context.Context, o PricesOptions, at time.Time, out, errOut io.Writer) error {
-	switch o.Output {
-	case "", "table", "json", "csv":
-	default:
-		return fmt.Errorf("prices: --output %q: use table, json or csv", o.Output)
+	if o.Output != "" && !slices.Contains(Formats, o.Output) {
+		return fmt.Errorf("prices: --output %q: use %s", o.Output, cli.Or(Formats))
 	}
 	sc := o.source()
 	if field, err := sc.check(); err != nil {
