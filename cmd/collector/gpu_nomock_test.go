@@ -1,4 +1,4 @@
-//go:build !linux || !cgo
+//go:build !linux || !cgo || !nvml
 
 package main
 
@@ -8,8 +8,8 @@ import (
 	"github.com/bursar-dev/bursar/internal/gpu"
 )
 
-// mockGPUs: go-nvml's mock needs cgo; without it the collector runs as on a machine with no
-// driver, and publishes no GPU samples.
+// mockGPUs: go-nvml's mock needs cgo and the nvml build tag; without them the collector runs as
+// on a machine with no driver, and publishes no GPU samples.
 func mockGPUs(t *testing.T) (open func() (gpu.Reader, error), gpus int) {
 	t.Helper()
 	return nil, 0

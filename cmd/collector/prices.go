@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/collect"
 )
 
@@ -18,9 +19,9 @@ func newPricesCmd() *cobra.Command {
 		Use:   "prices",
 		Short: "Fetch GPU prices from one source and print the normalized offers",
 		Example: `  collector prices --source azure --region eastus
-  collector prices --source aws-spot --region us-east-1 --output json
-  collector prices --file ../shared/data/prices/skypilot-catalog/aws_vms_gpu_subset.csv
-  collector prices --file gcp_accel.csv --file gcp_hosts.csv --output csv`,
+  collector prices --source aws-spot --region us-east-1 -o json
+  collector prices --file examples/demo/prices/aws_vms.csv
+  collector prices --file examples/demo/prices/gcp_vms.csv -o csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return collect.Prices(cmd.Context(), o, time.Now().UTC(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -31,6 +32,6 @@ func newPricesCmd() *cobra.Command {
 	f.StringVar(&o.Region, "region", "", "region to fetch (azure, aws-spot, aws-ondemand; narrows gcp)")
 	f.StringArrayVar(&o.Files, "file", nil, "SkyPilot catalog CSV or reserved contracts YAML (repeatable)")
 	f.StringVar(&o.Endpoint, "endpoint", "", "override the provider API endpoint")
-	f.StringVarP(&o.Output, "output", "o", "table", "output format: "+strings.Join(collect.Formats, ", "))
+	cli.OutputFlag(cmd, &o.Output, collect.Formats...)
 	return cmd
 }

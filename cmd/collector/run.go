@@ -54,7 +54,7 @@ See examples/collector.yaml and docs/collector.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.config, "config", "collector.yaml", "the collector config file (env BURSAR_CONFIG)")
+	f.StringVar(&o.config, "config", "collector.yaml", "the collector config file; check it with \"collector config check FILE\"")
 	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9465", "address of the Prometheus /metrics endpoint; empty to disable")
 	return cmd
 }

@@ -21,6 +21,9 @@ import (
 // ErrUnavailable means NVML cannot be used here: no driver, no library, or a build without cgo.
 var ErrUnavailable = errors.New("nvml unavailable")
 
+// BuildHint says how to build a collector that reads GPUs, for errors and warnings.
+const BuildHint = `build the collector with NVML: CGO_ENABLED=1 go build -tags nvml ./cmd/collector (or make build)`
+
 // Publisher sends one event to the bus. The JetStream publisher in internal/bus satisfies it.
 type Publisher interface {
 	Publish(ctx context.Context, e events.Event) error

@@ -1,4 +1,4 @@
-//go:build linux && cgo
+//go:build linux && cgo && nvml
 
 package gpu
 
@@ -17,6 +17,9 @@ type NVMLReader struct {
 }
 
 var _ Reader = (*NVMLReader)(nil)
+
+// NVMLBuilt says this binary reads GPUs through NVML: it was built with -tags nvml.
+const NVMLBuilt = true
 
 // OpenNVML loads the system's NVML library and initializes it. Without the NVIDIA driver it
 // returns an error wrapping ErrUnavailable.

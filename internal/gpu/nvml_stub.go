@@ -1,10 +1,15 @@
-//go:build !linux || !cgo
+//go:build !linux || !cgo || !nvml
 
 package gpu
 
 import "fmt"
 
-// OpenNVML reports ErrUnavailable: NVML needs Linux and cgo, and this binary has neither.
+// NVMLBuilt says this binary reads GPUs through NVML. go-nvml is cgo, and its headers make every
+// plain `go build`, `go vet` and `go install` print deprecation warnings, so NVML is built only
+// with -tags nvml (make build does); this build has none.
+const NVMLBuilt = false
+
+// OpenNVML reports ErrUnavailable: this binary was built without NVML.
 func OpenNVML() (Reader, error) {
-	return nil, fmt.Errorf("built without cgo or not on linux: %w", ErrUnavailable)
+	return nil, fmt.Errorf("built without NVML: %w; %s", ErrUnavailable, BuildHint)
 }

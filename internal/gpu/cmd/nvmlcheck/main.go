@@ -2,7 +2,7 @@
 // prints the raw readings and the gpu.sample events they become, as JSON. It is the manual check
 // on a GPU host:
 //
-//	CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" go run ./internal/gpu/cmd/nvmlcheck
+//	CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" go run -tags nvml ./internal/gpu/cmd/nvmlcheck
 //
 // It exits 2 when NVML is unavailable (no driver) and 1 on any other failure.
 package main
