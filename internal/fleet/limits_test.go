@@ -2,10 +2,13 @@ package fleet_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/pricing"
 )
 
 // TestBoundsAndNamesSayWhereAndWhat: a fleet file that asks for more replicas than the planner
@@ -84,5 +87,19 @@ func TestBoundsAcceptWhatIsValid(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestDocsListEveryGPUModel: the error for an unknown model sends the user to docs/fleet.md, so
+// it must list every canonical name.
+func TestDocsListEveryGPUModel(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(filepath.Dir(examplePath(t)), "..", "docs", "fleet.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range pricing.GPUs() {
+		if !strings.Contains(string(doc), g.Name+" (") {
+			t.Errorf("docs/fleet.md does not list %s", g.Name)
+		}
 	}
 }
