@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/bursar-dev/bursar/internal/budget"
 	"github.com/bursar-dev/bursar/internal/bus"
@@ -35,9 +35,10 @@ plans that raise spend, block scale-up or scale down to the workloads' floor.
 
 Every change is a revision in the NATS KV bucket ` + bus.BucketBudgets + `, with who made it
 (--actor, or the OS user) and when: "arbiter budget history NAME" is the audit trail.`,
+		Example: `  arbiter budget list
+  arbiter budget get llm-monthly -o yaml > budgets/llm.yaml`,
 	}
 	f := cmd.PersistentFlags()
-	f.StringVarP(&o.output, "output", "o", "table", "output format: table, json or yaml")
 	f.StringVar(&o.actor, "actor", "", "who is making the change, for the history (default: the OS user)")
 	cmd.AddCommand(budgetSetCmd(g, &o), budgetGetCmd(g, &o), budgetListCmd(g, &o),
 		budgetHistoryCmd(g, &o), budgetDeleteCmd(g, &o))
@@ -130,7 +131,7 @@ func policiesToSet(file string, args []string, fl budget.Flags) ([]budget.Policy
 }
 
 func budgetGetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use: "get NAME", Short: "Show a budget policy", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
@@ -141,11 +142,14 @@ func budgetGetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 				return writeRevisions(cmd.OutOrStdout(), o.output, []budget.Revision{r}, showOne)
 			})
 		},
+		Example: "  arbiter budget get llm-monthly\n  arbiter budget get llm-monthly -o yaml > budgets/llm.yaml",
 	}
+	cli.OutputFlag(cmd, &o.output, "table", "json", "yaml", "csv")
+	return cmd
 }
 
 func budgetListCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use: "list", Short: "List budget policies", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
@@ -156,11 +160,14 @@ func budgetListCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 				return writeRevisions(cmd.OutOrStdout(), o.output, rs, showList)
 			})
 		},
+		Example: "  arbiter budget list\n  arbiter budget list -o json",
 	}
+	cli.OutputFlag(cmd, &o.output, "table", "json", "yaml", "csv")
+	return cmd
 }
 
 func budgetHistoryCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use: "history NAME", Short: "Show every revision of a budget policy: who changed it and when", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
@@ -171,12 +178,16 @@ func budgetHistoryCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 				return writeRevisions(cmd.OutOrStdout(), o.output, rs, showHistory)
 			})
 		},
+		Example: "  arbiter budget history llm-monthly\n  arbiter budget history llm-monthly -o yaml",
 	}
+	cli.OutputFlag(cmd, &o.output, "table", "json", "yaml", "csv")
+	return cmd
 }
 
 func budgetDeleteCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 	return &cobra.Command{
 		Use: "delete NAME", Short: "Delete a budget policy (its history stays)", Args: cobra.ExactArgs(1),
+		Example: "  arbiter budget delete llm-monthly --actor alice",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			actor, err := o.who()
 			if err != nil {
@@ -245,7 +256,7 @@ const (
 	showHistory             // history: revisions of one policy, with who and when
 )
 
-// writeRevisions prints revisions as a table, JSON (the stored revisions) or YAML. The YAML of
+// writeRevisions prints revisions as a table, CSV, JSON (the stored revisions) or YAML. The YAML of
 // get and list is what "set -f" reads, so a policy can be fetched into git and set back.
 func writeRevisions(w io.Writer, format string, rs []budget.Revision, what show) error {
 	switch format {
@@ -261,14 +272,14 @@ func writeRevisions(w io.Writer, format string, rs []budget.Revision, what show)
 		return enc.Encode(rs)
 	case "yaml":
 		return writeYAML(w, rs, what)
-	case "table", "":
+	case "table", "", "csv":
 		rows := make([]cli.Row, len(rs))
 		for i, r := range rs {
 			rows[i] = budgetRow(r)
 		}
-		return cli.Write(w, "table", budgetColumns, rows)
+		return cli.Write(w, format, budgetColumns, rows)
 	}
-	return fmt.Errorf("--output %q: want table, json or yaml", format)
+	return fmt.Errorf("--output %q: want table, json, yaml or csv", format)
 }
 
 // historyYAML is one revision in history's YAML: who and when beside the policy.

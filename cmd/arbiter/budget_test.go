@@ -106,7 +106,7 @@ func TestBudgetCLIRefusesInvalidPolicies(t *testing.T) {
 		{"bad scope", []string{"budget", "set", "x", "--scope", "cluster=a", "--limit", "5", "--alert", "80%"}, `unknown key "cluster"`},
 		{"file with its line", []string{"budget", "set", "-f", bad}, bad + `:6: thresholds[0].action: budget policy "x": "shout"`},
 		{"file and flags", []string{"budget", "set", "-f", bad, "--limit", "3"}, "--limit and -f both given"},
-		{"bad output", []string{"budget", "list", "-o", "xml"}, `--output "xml"`},
+		{"bad output", []string{"budget", "list", "-o", "xml"}, `"xml" for "-o, --output" flag: want table, json, yaml or csv`},
 		{"missing", []string{"budget", "get", "nope"}, "budget policy not found"},
 	}
 	for _, tt := range tests {

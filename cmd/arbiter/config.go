@@ -10,7 +10,8 @@ import (
 
 // newConfigCmd is `arbiter config check FILE`: validate a fleet file without running anything.
 func newConfigCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Work with the fleet file (bursar.yaml)"}
+	cmd := &cobra.Command{Use: "config", Short: "Work with the fleet file (bursar.yaml)",
+		Example: "  arbiter config check bursar.yaml"}
 	cmd.AddCommand(&cobra.Command{
 		Use:     "check FILE",
 		Short:   "Validate a fleet file: strict fields, required values, actuator settings",

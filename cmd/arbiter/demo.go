@@ -54,7 +54,7 @@ What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "demo: data under %s\n", dataDir)
 			res, err := demo.Run(cmd.Context(), demo.Options{Dir: o.dir, DataDir: dataDir, Length: o.length,
-				Speed: o.speed, Progress: cmd.ErrOrStderr(), Log: log})
+				Speed: o.speed, Progress: cli.ProgressWriter(cmd.ErrOrStderr()), Log: log})
 			if err != nil {
 				return err
 			}

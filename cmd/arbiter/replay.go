@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/replay"
 )
 
@@ -14,7 +16,7 @@ import (
 // SkyServe simulation's rules (../shared/REPLAY.md). It only parses flags; replay.Run does the work.
 func newReplayCmd() *cobra.Command {
 	o := replay.DefaultOptions()
-	var offsets string
+	var offsets, output string
 	cmd := &cobra.Command{
 		Use:   "replay --trace DIR --policy LIST",
 		Short: "Compare placement policies on a recorded spot-capacity trace",
@@ -23,8 +25,10 @@ func newReplayCmd() *cobra.Command {
 			"availability and cost as a percentage of running the target on on-demand.\n\n" +
 			"Policies: " + strings.Join(replay.PolicyNames(), ", ") + ". Append :E to give a policy its own\n" +
 			"number of extra spot replicas, e.g. even-spread:0,even-spread:1.",
-		Example: "  arbiter replay --trace ../shared/data/traces/skyserve/AWS1 --policy spothedge,optimal \\\n" +
-			"    --offsets 2732,10799,9845,19648,13123,21243,9225,24275,20757,22258 --output json",
+		Example: "  arbiter replay --trace examples/demo/trace --policy spothedge,bursar,optimal \\\n" +
+			"    --window 10h --windows 1 --offsets 0 --tick 60s --cold-start 3m\n" +
+			"  arbiter replay --trace examples/demo/trace --policy even-spread:0,even-spread:1,spothedge \\\n" +
+			"    --window 2h --windows 5 --seed 7 --tick 60s -o json",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -36,7 +40,7 @@ func newReplayCmd() *cobra.Command {
 				return fmt.Errorf("--windows %d but --offsets lists %d windows: give one or the other", o.Windows, len(list))
 			}
 			o.Offsets = list
-			return replay.Run(cmd.Context(), o, cmd.OutOrStdout())
+			return runReplay(cmd, o, output)
 		},
 	}
 	f := cmd.Flags()
@@ -52,10 +56,24 @@ func newReplayCmd() *cobra.Command {
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed for drawn windows and the policies' random choices")
 	f.StringVar(&offsets, "offsets", "", "comma-separated window starts in ticks, instead of drawing them")
 	f.Float64Var(&o.ODPriceRatio, "od-price-ratio", o.ODPriceRatio, "on-demand price in units of the spot price")
-	f.StringVar(&o.Output, "output", o.Output, "output format: table or json")
+	cli.OutputFlag(cmd, &output, "table", "json", "yaml")
 	_ = cmd.MarkFlagRequired("trace")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd
+}
+
+// runReplay runs the replay and prints it as output asks: YAML is its JSON re-encoded.
+func runReplay(cmd *cobra.Command, o replay.Options, output string) error {
+	o.Output = output
+	if output != "yaml" {
+		return replay.Run(cmd.Context(), o, cmd.OutOrStdout())
+	}
+	o.Output = "json"
+	var b bytes.Buffer
+	if err := replay.Run(cmd.Context(), o, &b); err != nil {
+		return err
+	}
+	return cli.JSONToYAML(cmd.OutOrStdout(), b.Bytes())
 }
 
 // parseOffsets reads --offsets; empty means "draw them".

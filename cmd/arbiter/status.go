@@ -20,7 +20,7 @@ func newStatusCmd(g *cli.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "status",
 		Short:   "Show workloads, replicas per location and market, cost per hour, pending actions and approvals",
-		Example: "  arbiter status\n  arbiter status --output json --nats nats://nats-1:4222",
+		Example: "  arbiter status\n  arbiter status -o json --nats nats://nats-1:4222",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.Logger(cmd.ErrOrStderr())
@@ -41,7 +41,7 @@ func newStatusCmd(g *cli.Globals) *cobra.Command {
 			return cli.Write(cmd.OutOrStdout(), output, statusColumns, statusRows(books))
 		},
 	}
-	cmd.Flags().StringVar(&output, "output", "table", "output format: table, json or csv")
+	cli.OutputFlag(cmd, &output, cli.Formats...)
 	return cmd
 }
 
