@@ -122,13 +122,20 @@ func newIMDSClient(endpoint string, c *http.Client) *imds.Client {
 // metadataHTTP is the SDK's HTTP client. It caps what a metadata service may send (its
 // documents are a few hundred bytes; the SDK reads a body whole), and redacts the endpoint in
 // its errors where they start: the SDK wraps them in errors that do not unwrap, so the
-// credentials of a configured endpoint could not be found in them later.
+// credentials of a configured endpoint could not be found in them later. A token answer
+// without the TTL header (IMDS sends it; a metadata proxy may not) gets the TTL asked for,
+// which the SDK would otherwise refuse the token for.
 type metadataHTTP struct{ c *http.Client }
+
+const imdsTTLHeader = "X-Aws-Ec2-Metadata-Token-Ttl-Seconds"
 
 func (m metadataHTTP) Do(req *http.Request) (*http.Response, error) {
 	resp, err := m.c.Do(req)
 	if err != nil {
 		return nil, redact.Error(err)
+	}
+	if req.Method == http.MethodPut && resp.Header.Get(imdsTTLHeader) == "" {
+		resp.Header.Set(imdsTTLHeader, req.Header.Get(imdsTTLHeader))
 	}
 	resp.Body = struct {
 		io.Reader

@@ -22,6 +22,7 @@ type fakeIMDS struct {
 	rebalance []byte // nil: 404
 	status    int    // when set, every GET answers this status
 	putStatus int    // when set, the token PUT answers this status
+	noTTL     bool   // the token answer lacks its TTL header, as a metadata proxy's may
 	delay     time.Duration
 	tokens    map[string]bool
 	issued    int
@@ -65,7 +66,9 @@ func (f *fakeIMDS) serve(w http.ResponseWriter, r *http.Request) {
 		f.issued++
 		tok := fmt.Sprintf("AQAEAtoken%d==", f.issued)
 		f.tokens[tok] = true
-		w.Header().Set("X-aws-ec2-metadata-token-ttl-seconds", r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds"))
+		if !f.noTTL {
+			w.Header().Set("X-aws-ec2-metadata-token-ttl-seconds", r.Header.Get("X-aws-ec2-metadata-token-ttl-seconds"))
+		}
 		fmt.Fprint(w, tok)
 		return
 	}
@@ -267,5 +270,22 @@ func TestAWSIMDSNeverFallsBackToIMDSv1(t *testing.T) {
 				t.Errorf("%d tokenless GETs made after the token PUT failed, want none", n)
 			}
 		})
+	}
+}
+
+// TestAWSIMDSTokenWithoutTTLHeader: a token answer without the TTL header (a proxy's) is still
+// used, for the TTL asked for.
+func TestAWSIMDSTokenWithoutTTLHeader(t *testing.T) {
+	f, srv := newFakeIMDS(t)
+	f.set(func(f *fakeIMDS) { f.noTTL, f.action = true, fixture(t, "aws-imds-spot-instance-action.json") })
+	pub := newRecorder()
+	w := newIMDSWatcher(srv, pub, newClock(mustTime(t, "2026-09-13T11:58:03Z")))
+	for range 3 {
+		if err := w.Poll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(pub.reclaims()); n != 1 || f.issued != 1 {
+		t.Fatalf("published %d notices with %d tokens, want 1 with 1", n, f.issued)
 	}
 }
