@@ -1,6 +1,9 @@
 // Package kube scales workloads in Kubernetes clusters, one kube context per location, through the
 // scale subresource of a Deployment or StatefulSet. Spot and on-demand replicas are separate
-// objects (named in bursar.yaml), so each market is scaled on its own.
+// objects (named in bursar.yaml), so each market is scaled on its own. Observe also lists the
+// objects' pods and reads their nodes, so the arbiter learns which cloud instances each group runs
+// on and which pods got no node: its identity needs get and update on deployments/scale (or
+// statefulsets/scale), get on deployments (statefulsets), list on pods and get on nodes.
 package kube
 
 import (
@@ -8,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +29,16 @@ import (
 type Actuator struct {
 	cfg     *fleet.Config
 	clients map[string]kubernetes.Interface // by location
+	opts    Options
+}
+
+// Options tune how Observe reads pods. The zero value takes the defaults.
+type Options struct {
+	// NodeWait is how long an Unschedulable pod may wait for a node before it counts as pending
+	// for want of capacity (default DefaultNodeWait).
+	NodeWait time.Duration
+	// Now is the clock the wait is measured on (default time.Now).
+	Now func() time.Time
 }
 
 var (
@@ -33,8 +47,14 @@ var (
 )
 
 // New returns an actuator over the given clients, one per location name.
-func New(cfg *fleet.Config, clients map[string]kubernetes.Interface) *Actuator {
-	return &Actuator{cfg: cfg, clients: clients}
+func New(cfg *fleet.Config, clients map[string]kubernetes.Interface, opts Options) *Actuator {
+	if opts.NodeWait <= 0 {
+		opts.NodeWait = DefaultNodeWait
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Actuator{cfg: cfg, clients: clients, opts: opts}
 }
 
 // Connect builds a client for every kubernetes location of cfg from its kubeconfig and context.
@@ -60,7 +80,7 @@ func Connect(cfg *fleet.Config) (*Actuator, error) {
 		}
 		clients[l.Name] = c
 	}
-	return New(cfg, clients), nil
+	return New(cfg, clients, Options{}), nil
 }
 
 // target is where a group lives in its cluster.
@@ -161,7 +181,9 @@ func (a *Actuator) explain(g actuate.Group, tg target, err error) error {
 	return fmt.Errorf("scaling %s in location %s: %w", tg, g.Location, err)
 }
 
-// Observe reads every workload's objects in every cluster: desired and ready replicas.
+// Observe reads every workload's objects in every cluster: desired and ready replicas, the nodes
+// and cloud instances their pods run on (so a reclaim notice finds its workload), and the pods
+// that got no node for want of capacity.
 func (a *Actuator) Observe(ctx context.Context) ([]actuate.Observed, error) {
 	var out []actuate.Observed
 	var errs []error
@@ -171,13 +193,14 @@ func (a *Actuator) Observe(ctx context.Context) ([]actuate.Observed, error) {
 	}
 	slices.Sort(locs)
 	for _, loc := range locs {
+		nodes := nodeIDs{}
 		for _, w := range a.cfg.Workloads {
 			for _, m := range []events.Market{events.Spot, events.OnDemand, events.Reserved} {
 				if w.Kubernetes.Object(m) == "" {
 					continue
 				}
 				g := actuate.Group{Workload: w.Name, Location: loc, Market: m}
-				o, err := a.observe(ctx, g)
+				o, err := a.observe(ctx, g, nodes)
 				if errors.Is(err, actuate.ErrNotFound) {
 					continue // not deployed at this location: nothing runs there
 				}
@@ -192,29 +215,35 @@ func (a *Actuator) Observe(ctx context.Context) ([]actuate.Observed, error) {
 	return out, errors.Join(errs...)
 }
 
-func (a *Actuator) observe(ctx context.Context, g actuate.Group) (actuate.Observed, error) {
+func (a *Actuator) observe(ctx context.Context, g actuate.Group, nodes nodeIDs) (actuate.Observed, error) {
 	tg, err := a.resolve(g)
 	if err != nil {
 		return actuate.Observed{}, err
 	}
 	o := actuate.Observed{Group: g}
 	var desired *int32
+	var sel *metav1.LabelSelector
 	if tg.kind == "StatefulSet" {
 		s, err := tg.client.AppsV1().StatefulSets(tg.namespace).Get(ctx, tg.name, metav1.GetOptions{})
 		if err != nil {
 			return o, a.explain(g, tg, err)
 		}
-		desired, o.Ready = s.Spec.Replicas, int(s.Status.ReadyReplicas)
+		desired, o.Ready, sel = s.Spec.Replicas, int(s.Status.ReadyReplicas), s.Spec.Selector
 	} else {
 		d, err := tg.client.AppsV1().Deployments(tg.namespace).Get(ctx, tg.name, metav1.GetOptions{})
 		if err != nil {
 			return o, a.explain(g, tg, err)
 		}
-		desired, o.Ready = d.Spec.Replicas, int(d.Status.ReadyReplicas)
+		desired, o.Ready, sel = d.Spec.Replicas, int(d.Status.ReadyReplicas), d.Spec.Selector
 	}
 	o.Desired = 1 // Kubernetes' default when spec.replicas is unset
 	if desired != nil {
 		o.Desired = int(*desired)
 	}
+	p, err := a.place(ctx, tg, sel, nodes)
+	if err != nil {
+		return o, fmt.Errorf("location %s: %w", g.Location, err)
+	}
+	p.fill(&o)
 	return o, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -81,9 +82,11 @@ func newCluster(objs ...runtime.Object) *cluster {
 	return c
 }
 
+// deployment is a Deployment whose pods carry the label app=name.
 func deployment(name string, replicas, ready int32) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "inference", ResourceVersion: "1"},
-		Spec: appsv1.DeploymentSpec{Replicas: &replicas}, Status: appsv1.DeploymentStatus{ReadyReplicas: ready}}
+		Spec:   appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
+		Status: appsv1.DeploymentStatus{ReadyReplicas: ready}}
 }
 
 func setup(t *testing.T, c *cluster) *kube.Actuator {
@@ -92,7 +95,7 @@ func setup(t *testing.T, c *cluster) *kube.Actuator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kube.New(cfg, map[string]kubernetes.Interface{"use1": c})
+	return kube.New(cfg, map[string]kubernetes.Interface{"use1": c}, kube.Options{NodeWait: nodeWait, Now: func() time.Time { return now }})
 }
 
 func group(m events.Market) actuate.Group {

@@ -1,0 +1,203 @@
+package kube_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/kube"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// now is the fake clock of the actuator under test, and nodeWait its wait for a node.
+var (
+	now      = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	nodeWait = 4 * time.Minute
+)
+
+// node is a cluster node backed by the cloud instance providerID names.
+func node(name, providerID string, annotations map[string]string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
+		Spec: corev1.NodeSpec{ProviderID: providerID}}
+}
+
+// podState is how far a pod got: bound to a node and ready, bound and starting, or left
+// Unschedulable by the scheduler for a while.
+type podState struct {
+	node          string
+	ready         bool
+	unschedulable time.Duration // how long ago the scheduler gave up on it
+	terminating   bool
+}
+
+func pod(name, app string, st podState) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "inference", Labels: map[string]string{"app": app}},
+		Spec: corev1.PodSpec{NodeName: st.node}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	switch {
+	case st.node == "":
+		p.Status.Phase = corev1.PodPending
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+			LastTransitionTime: metav1.NewTime(now.Add(-st.unschedulable))}}
+	case st.ready:
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	default:
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
+	}
+	if st.terminating {
+		p.DeletionTimestamp = &metav1.Time{Time: now}
+		p.Finalizers = []string{"test/keep"}
+	}
+	return p
+}
+
+func TestObserveReportsInstancesAndPendingPods(t *testing.T) {
+	nodes := []runtime.Object{
+		node("ip-10-0-1-5.ec2.internal", "aws:///us-east-1a/i-0aaa", nil),
+		node("ip-10-0-2-7.ec2.internal", "aws:///us-east-1b/i-0bbb", nil),
+		node("od-node", "aws:///us-east-1a/i-0ccc", nil),
+	}
+	tests := []struct {
+		name         string
+		pods         []runtime.Object
+		wantReady    []string
+		wantStarting []string
+		wantPending  int
+	}{
+		{
+			name: "ready pods name their nodes and instances",
+			pods: []runtime.Object{pod("s1", "chat-spot", podState{node: "ip-10-0-1-5.ec2.internal", ready: true}),
+				pod("s2", "chat-spot", podState{node: "ip-10-0-2-7.ec2.internal", ready: true})},
+			wantReady: []string{"i-0aaa", "i-0bbb", "ip-10-0-1-5.ec2.internal", "ip-10-0-2-7.ec2.internal"},
+		},
+		{
+			name: "a pod not ready yet is starting on its node",
+			pods: []runtime.Object{pod("s1", "chat-spot", podState{node: "ip-10-0-1-5.ec2.internal", ready: true}),
+				pod("s2", "chat-spot", podState{node: "ip-10-0-2-7.ec2.internal"})},
+			wantReady:    []string{"i-0aaa", "ip-10-0-1-5.ec2.internal"},
+			wantStarting: []string{"i-0bbb", "ip-10-0-2-7.ec2.internal"},
+		},
+		{
+			name: "unschedulable past the node wait is pending for capacity",
+			pods: []runtime.Object{pod("s1", "chat-spot", podState{unschedulable: 5 * time.Minute}),
+				pod("s2", "chat-spot", podState{unschedulable: nodeWait})},
+			wantPending: 2,
+		},
+		{
+			name:        "unschedulable within the node wait may still get a node",
+			pods:        []runtime.Object{pod("s1", "chat-spot", podState{unschedulable: time.Minute})},
+			wantPending: 0,
+		},
+		{
+			name: "terminating pods and other objects' pods do not count",
+			pods: []runtime.Object{pod("s1", "chat-spot", podState{node: "ip-10-0-1-5.ec2.internal", ready: true, terminating: true}),
+				pod("s2", "chat-spot", podState{unschedulable: time.Hour, terminating: true}),
+				pod("o1", "chat-od", podState{node: "od-node", ready: true})},
+		},
+		{
+			name:      "a node gone already is known by its name",
+			pods:      []runtime.Object{pod("s1", "chat-spot", podState{node: "ip-10-0-9-9.ec2.internal", ready: true})},
+			wantReady: []string{"ip-10-0-9-9.ec2.internal"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := append(slices.Clone(nodes), deployment("chat-spot", 2, 0))
+			c := newCluster(append(objs, tt.pods...)...)
+			obs, err := setup(t, c).Observe(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(obs) != 1 || obs[0].Market != events.Spot {
+				t.Fatalf("observed %+v, want the spot group only", obs)
+			}
+			o := obs[0]
+			if !slices.Equal(o.Instances, tt.wantReady) || !slices.Equal(o.Starting, tt.wantStarting) {
+				t.Errorf("instances %q starting %q, want %q and %q", o.Instances, o.Starting, tt.wantReady, tt.wantStarting)
+			}
+			wantReason := ""
+			if tt.wantPending > 0 {
+				wantReason = actuate.ReasonNoCapacity
+			}
+			if o.Pending != tt.wantPending || o.Reason != wantReason {
+				t.Errorf("pending %d (%q), want %d (%q)", o.Pending, o.Reason, tt.wantPending, wantReason)
+			}
+			if o.Instances == nil || o.Starting == nil {
+				t.Errorf("instances %#v, starting %#v: want empty lists, not unknown", o.Instances, o.Starting)
+			}
+		})
+	}
+}
+
+// A GKE node is also known by its VM's numeric id, which GCP's metadata server (and so its
+// preemption notice) names the instance by.
+func TestObserveNamesGKEInstanceIDs(t *testing.T) {
+	c := newCluster(deployment("chat-spot", 1, 1),
+		node("gke-pool-1-abcd", "gce://proj/us-central1-a/gke-pool-1-abcd", map[string]string{"container.googleapis.com/instance_id": "4417051372"}),
+		pod("s1", "chat-spot", podState{node: "gke-pool-1-abcd", ready: true}))
+	obs, err := setup(t, c).Observe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"4417051372", "gke-pool-1-abcd"}; len(obs) != 1 || !slices.Equal(obs[0].Instances, want) {
+		t.Errorf("observed %+v, want instances %q", obs, want)
+	}
+}
+
+func TestObserveWithoutSelectorSaysWhatToFix(t *testing.T) {
+	d := deployment("chat-spot", 1, 1)
+	d.Spec.Selector = nil
+	_, err := setup(t, newCluster(d)).Observe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "Deployment inference/chat-spot has no pod selector") {
+		t.Errorf("err = %v, want it to name the Deployment without a selector", err)
+	}
+}
+
+func TestInstanceID(t *testing.T) {
+	tests := []struct {
+		providerID, want string
+	}{
+		{"aws:///us-east-1a/i-0abc123", "i-0abc123"},
+		{"aws://us-east-1a/i-0abc123", "i-0abc123"},
+		{"gce://my-project/us-central1-a/gke-pool-1-abcd", "gke-pool-1-abcd"},
+		{"azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/gpu-vm-1", "gpu-vm-1"},
+		{"azure:///subscriptions/s/resourceGroups/mc_rg/providers/Microsoft.Compute/virtualMachineScaleSets/aks-gpu-123-vmss/virtualMachines/3", "aks-gpu-123-vmss_3"},
+		{"kind://docker/kind/kind-worker", "kind-worker"},
+		{"", ""},
+		{"i-0abc123", ""},
+		{"aws:///", ""},
+		{"aws://", ""},
+	}
+	for _, tt := range tests {
+		if got := kube.InstanceID(tt.providerID); got != tt.want {
+			t.Errorf("InstanceID(%q) = %q, want %q", tt.providerID, got, tt.want)
+		}
+	}
+}
+
+// FuzzInstanceID: a providerID is whatever a cloud controller wrote; no input may panic, and an
+// id is one path segment, never a path.
+func FuzzInstanceID(f *testing.F) {
+	for _, s := range []string{"aws:///us-east-1a/i-0abc", "gce://p/z/n", "azure:///a/virtualMachineScaleSets/s/virtualMachines/1",
+		"://", "a://virtualMachineScaleSets/virtualMachines", "x://////"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, providerID string) {
+		id := kube.InstanceID(providerID)
+		if strings.Contains(id, "/") {
+			t.Errorf("InstanceID(%q) = %q, a path", providerID, id)
+		}
+		if id != "" && !strings.Contains(providerID, strings.SplitN(id, "_", 2)[0]) {
+			t.Errorf("InstanceID(%q) = %q, not from the input", providerID, id)
+		}
+	})
+}
