@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/yamlstrict"

@@ -1,47 +1,75 @@
 // Package yamlstrict decodes config files strictly, a field the Go type does not have being an
-// error, and turns yaml.v3's errors into problems with their line numbers. Every config parser
-// (bursar.yaml, collector.yaml and its prices section) uses it, so all of them refuse the same
-// typos and point at a line the same way; each still words its own messages.
+// error, and reports each problem at the line and column of the node it is about. Every config
+// parser (bursar.yaml, collector.yaml and its prices section) uses it, so all of them refuse
+// the same typos and point at a line the same way; each still words its own messages.
+//
+// The file is read into a yaml.Node and walked beside the Go type, so positions come from the
+// nodes, never from the decoder's error text; only a syntax error, which has no node, carries
+// its line in the parser's message.
 package yamlstrict
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Unmarshal decodes the first document of data into v, refusing fields v does not have. An
-// empty document returns io.EOF, as yaml.v3's Decoder does, so the caller decides whether an
-// empty file is allowed.
+// empty document returns io.EOF, as yaml's Decoder does, so the caller decides whether an
+// empty file is allowed. Its other errors hold Problems.
 func Unmarshal(data []byte, v any) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	return dec.Decode(v)
-}
-
-// DecodeNode decodes n (a part of a file read into a yaml.Node) into v as strictly as Unmarshal,
-// with the lines in its errors counted in the file n came from. yaml.v3's Node.Decode has no
-// strict mode, so n is re-encoded and decoded again, below as many blank lines as n sits down
-// the file. The re-encoded node keeps n's style and comments, so its lines are the file's, but
-// for blank lines inside n, which are lost (a problem after one is reported a line early).
-func DecodeNode(n *yaml.Node, v any) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return fmt.Errorf("re-encoding the node at line %d: %w", n.Line, err)
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return err
+		}
+		return &DecodeError{Problems: foreign(err)}
 	}
-	pad := bytes.Repeat([]byte("\n"), max(n.Line-1, 0))
-	return Unmarshal(append(pad, b...), v)
+	n := &doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	return DecodeNode(n, v)
 }
 
-// Problem is one thing yaml.v3 refused.
+// DecodeNode decodes n (a part of a file read into a yaml.Node) into v as strictly as
+// Unmarshal, with the lines in its problems those of the file n came from.
+func DecodeNode(n *yaml.Node, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("yamlstrict: decoding into %T, want a non-nil pointer", v)
+	}
+	if ps := check(n, rv.Type().Elem()); len(ps) > 0 {
+		return &DecodeError{Problems: ps}
+	}
+	if err := n.Decode(v); err != nil {
+		return &DecodeError{Problems: foreign(err)} // what the walk does not model: aliases, anchors
+	}
+	return nil
+}
+
+// DecodeError is what Unmarshal and DecodeNode refused, one Problem each.
+type DecodeError struct{ Problems []Problem }
+
+func (e *DecodeError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.At("yaml")
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Problem is one thing the decoder refused.
 type Problem struct {
-	Line int    // in the document, from 1; 0 when yaml.v3 named no line
-	Msg  string // yaml.v3's words without its "yaml: " and "line N: " framing
+	Line, Column int    // in the document, from 1; 0 when unknown
+	Msg          string // what was wrong, without a position
 	// Field and Type are set when the problem is a field the Go type does not have
 	// ("field regoin not found in type fleet.Location"): the field as written and the Go type.
 	Field string
@@ -56,17 +84,23 @@ func (p Problem) At(file string) string {
 	return file + ": " + p.Msg
 }
 
-var (
-	lineMsg      = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
-	unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
-)
-
-// Problems splits an error from yaml.v3 into its problems: one for a syntax error ("yaml: line
-// 3: ..."), one per message of a *yaml.TypeError. Any other error is one problem with no line.
+// Problems is err's problems: those of a *DecodeError, or, for an error straight from yaml (a
+// Node.Decode a caller made itself), one per message of it.
 func Problems(err error) []Problem {
 	if err == nil {
 		return nil
 	}
+	var e *DecodeError
+	if errors.As(err, &e) {
+		return e.Problems
+	}
+	return foreign(err)
+}
+
+// foreign splits an error from yaml itself into problems: one for a syntax error ("yaml: line
+// 3: ..."), one per message of a *yaml.TypeError. The parser has no node to give a position,
+// so the line is read from the "line N: " its messages start with, when they do.
+func foreign(err error) []Problem {
 	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
@@ -74,15 +108,13 @@ func Problems(err error) []Problem {
 	}
 	out := make([]Problem, len(msgs))
 	for i, m := range msgs {
-		p := Problem{Msg: m}
-		if sub := lineMsg.FindStringSubmatch(m); sub != nil {
-			p.Line, _ = strconv.Atoi(sub[1])
-			p.Msg = sub[2]
+		out[i] = Problem{Msg: m}
+		if rest, ok := strings.CutPrefix(m, "line "); ok {
+			num, msg, ok := strings.Cut(rest, ": ")
+			if line, err := strconv.Atoi(num); ok && err == nil && line > 0 {
+				out[i].Line, out[i].Msg = line, msg
+			}
 		}
-		if sub := unknownField.FindStringSubmatch(p.Msg); sub != nil {
-			p.Field, p.Type = sub[1], sub[2]
-		}
-		out[i] = p
 	}
 	return out
 }

@@ -1,13 +1,14 @@
 package yamlstrict_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
@@ -32,16 +33,30 @@ func TestUnmarshalProblems(t *testing.T) {
 		{name: "good", yaml: "locations:\n  - {name: a, region: r, every: 5s}\n"},
 		{name: "empty", yaml: "", wantEmpty: true},
 		{name: "unknown field", yaml: "locations:\n  - name: a\n    regoin: r\n",
-			want: []yamlstrict.Problem{{Line: 3, Msg: "field regoin not found in type yamlstrict_test.location",
+			want: []yamlstrict.Problem{{Line: 3, Column: 5, Msg: "field regoin not found in type yamlstrict_test.location",
 				Field: "regoin", Type: "yamlstrict_test.location"}}},
 		{name: "two problems", yaml: "locations:\n  - name: a\n    every: soon\n  - nmae: b\n",
 			want: []yamlstrict.Problem{
-				{Line: 3, Msg: "cannot unmarshal !!str `soon` into time.Duration"},
-				{Line: 4, Msg: "field nmae not found in type yamlstrict_test.location", Field: "nmae", Type: "yamlstrict_test.location"}}},
+				{Line: 3, Column: 12, Msg: "cannot unmarshal !!str `soon` into time.Duration"},
+				{Line: 4, Column: 5, Msg: "field nmae not found in type yamlstrict_test.location", Field: "nmae", Type: "yamlstrict_test.location"}}},
 		{name: "syntax error", yaml: "locations:\n  - name: a\n\tregion: r\n",
 			want: []yamlstrict.Problem{{Line: 2, Msg: "found a tab character that violates indentation"}}},
 		{name: "duplicate key", yaml: "locations: [a]\nlocations: [b]\n",
-			want: []yamlstrict.Problem{{Line: 2, Msg: `mapping key "locations" already defined at line 1`}}},
+			want: []yamlstrict.Problem{{Line: 2, Column: 1, Msg: `mapping key "locations" already defined at line 1`}}},
+		{name: "a quoted field name with a space", yaml: "locations:\n  - \"regi on\": r\n",
+			want: []yamlstrict.Problem{{Line: 2, Column: 5, Msg: "field regi on not found in type yamlstrict_test.location",
+				Field: "regi on", Type: "yamlstrict_test.location"}}},
+		{name: "a list where a mapping goes", yaml: "locations:\n  - [a, b]\n",
+			want: []yamlstrict.Problem{{Line: 2, Column: 5, Msg: "cannot unmarshal !!seq into yamlstrict_test.location"}}},
+		{name: "a mapping where a list goes", yaml: "locations:\n  name: a\n",
+			want: []yamlstrict.Problem{{Line: 2, Column: 3, Msg: "cannot unmarshal !!map into []yamlstrict_test.location"}}},
+		{name: "a long value is cut", yaml: "locations:\n  - every: a-very-long-duration\n",
+			want: []yamlstrict.Problem{{Line: 2, Column: 12, Msg: "cannot unmarshal !!str `a-very-...` into time.Duration"}}},
+		{name: "a field given twice", yaml: "locations:\n  - name: a\n    name: b\n",
+			want: []yamlstrict.Problem{{Line: 3, Column: 5, Msg: `mapping key "name" already defined at line 2`}}},
+		{name: "an unknown field brought in by a merge key", yaml: "base: &b {regoin: r}\nlocations:\n  - <<: *b\n    name: a\n",
+			want: []yamlstrict.Problem{{Line: 1, Column: 1, Msg: "field base not found in type yamlstrict_test.file",
+				Field: "base", Type: "yamlstrict_test.file"}}},
 		{name: "no line", yaml: "locations: \x01\n",
 			want: []yamlstrict.Problem{{Line: 0, Msg: "control characters are not allowed"}}},
 	}
@@ -118,7 +133,13 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add([]byte("locations:\n  - {name: a, region: r, every: 5s}\n"))
 	f.Add([]byte("locations:\n  - name: a\n    every: soon\n  - nmae: b\n"))
 	f.Add([]byte("locations:\n\t- x"))
+	for _, in := range agreementSeeds {
+		f.Add([]byte(in))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if !bytes.ContainsAny(data, "*<") { // aliases and merges the walk leaves to the decoder
+			agree(t, data)
+		}
 		var v file
 		err := yamlstrict.Unmarshal(data, &v)
 		if err == nil || errors.Is(err, io.EOF) {
