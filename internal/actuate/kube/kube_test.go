@@ -8,17 +8,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/kube"
+	"github.com/bursar-dev/bursar/internal/actuate/kube/kubetest"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 )
@@ -33,63 +28,11 @@ workloads:
     kubernetes: {spot: chat-spot, on_demand: chat-od}
 `
 
-// cluster is the fake clientset with the scale subresource of Deployments served the way the API
-// server serves it: reads come from the Deployment, writes set its spec.replicas, and a write with
-// a stale resourceVersion is a conflict. conflicts makes the next updates conflict on purpose.
-type cluster struct {
-	*fake.Clientset
-	conflicts int
-	updates   int
-}
-
-func newCluster(objs ...runtime.Object) *cluster {
-	c := &cluster{Clientset: fake.NewClientset(objs...)}
-	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
-	c.PrependReactor("get", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "scale" {
-			return false, nil, nil
-		}
-		d, err := c.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), a.GetNamespace(), a.(k8stesting.GetAction).GetName())
-		if err != nil {
-			return true, nil, err
-		}
-		dep := d.(*appsv1.Deployment)
-		return true, &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: dep.Name, Namespace: dep.Namespace,
-			ResourceVersion: dep.ResourceVersion}, Spec: autoscalingv1.ScaleSpec{Replicas: *dep.Spec.Replicas}}, nil
-	})
-	c.PrependReactor("update", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "scale" {
-			return false, nil, nil
-		}
-		s := a.(k8stesting.UpdateAction).GetObject().(*autoscalingv1.Scale)
-		d, err := c.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), s.Namespace, s.Name)
-		if err != nil {
-			return true, nil, err
-		}
-		dep := d.(*appsv1.Deployment).DeepCopy()
-		if c.conflicts > 0 || s.ResourceVersion != dep.ResourceVersion {
-			c.conflicts--
-			return true, nil, apierrors.NewConflict(gr, s.Name, errors.New("the object has been modified"))
-		}
-		c.updates++
-		dep.Spec.Replicas = &s.Spec.Replicas
-		dep.ResourceVersion = dep.ResourceVersion + "1"
-		if err := c.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), dep, dep.Namespace); err != nil {
-			return true, nil, err
-		}
-		return true, s, nil
-	})
-	return c
-}
-
-// deployment is a Deployment whose pods carry the label app=name.
 func deployment(name string, replicas, ready int32) *appsv1.Deployment {
-	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "inference", ResourceVersion: "1"},
-		Spec:   appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
-		Status: appsv1.DeploymentStatus{ReadyReplicas: ready}}
+	return kubetest.Deployment("inference", name, replicas, ready)
 }
 
-func setup(t *testing.T, c *cluster) *kube.Actuator {
+func setup(t *testing.T, c *kubetest.Cluster) *kube.Actuator {
 	t.Helper()
 	cfg, err := fleet.Parse([]byte(fleetYAML), "test.yaml")
 	if err != nil {
@@ -120,8 +63,8 @@ func TestScale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newCluster(deployment("chat-spot", 2, 2))
-			c.conflicts = tt.conflicts
+			c := kubetest.New(deployment("chat-spot", 2, 2))
+			c.FailNextUpdates(tt.conflicts)
 			a := setup(t, c)
 			err := a.Scale(context.Background(), actuate.Target{ActionID: "x", Group: group(tt.market), Replicas: tt.replicas})
 			if tt.wantErr != "" {
@@ -135,16 +78,16 @@ func TestScale(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tt.wantSpot || c.updates != tt.wantUpdates {
-				t.Errorf("spot desired = %d after %d updates, want %d after %d", got, c.updates, tt.wantSpot, tt.wantUpdates)
+			if got != tt.wantSpot || c.Updates() != tt.wantUpdates {
+				t.Errorf("spot desired = %d after %d updates, want %d after %d", got, c.Updates(), tt.wantSpot, tt.wantUpdates)
 			}
 		})
 	}
 }
 
 func TestConflictsThatNeverEndFail(t *testing.T) {
-	c := newCluster(deployment("chat-spot", 2, 2))
-	c.conflicts = 100
+	c := kubetest.New(deployment("chat-spot", 2, 2))
+	c.FailNextUpdates(100)
 	err := setup(t, c).Scale(context.Background(), actuate.Target{Group: group(events.Spot), Replicas: 3})
 	if !apierrors.IsConflict(errors.Unwrap(err)) && !strings.Contains(err.Error(), "modified") {
 		t.Errorf("err = %v, want the conflict", err)
@@ -152,7 +95,7 @@ func TestConflictsThatNeverEndFail(t *testing.T) {
 }
 
 func TestObserveReportsReadyReplicas(t *testing.T) {
-	c := newCluster(deployment("chat-spot", 3, 2), deployment("chat-od", 1, 1))
+	c := kubetest.New(deployment("chat-spot", 3, 2), deployment("chat-od", 1, 1))
 	obs, err := setup(t, c).Observe(context.Background())
 	if err != nil {
 		t.Fatal(err)

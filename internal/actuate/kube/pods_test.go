@@ -8,11 +8,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/kube"
+	"github.com/bursar-dev/bursar/internal/actuate/kube/kubetest"
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -22,42 +22,21 @@ var (
 	nodeWait = 4 * time.Minute
 )
 
-// node is a cluster node backed by the cloud instance providerID names.
 func node(name, providerID string, annotations map[string]string) *corev1.Node {
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
-		Spec: corev1.NodeSpec{ProviderID: providerID}}
+	return kubetest.Node(name, providerID, annotations)
 }
 
-// podState is how far a pod got: bound to a node and ready, bound and starting, or left
-// Unschedulable by the scheduler for a while.
+// podState is a pod's state, unschedulable saying for how long before now.
 type podState struct {
 	node          string
 	ready         bool
-	unschedulable time.Duration // how long ago the scheduler gave up on it
+	unschedulable time.Duration
 	terminating   bool
 }
 
 func pod(name, app string, st podState) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "inference", Labels: map[string]string{"app": app}},
-		Spec: corev1.PodSpec{NodeName: st.node}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-	switch {
-	case st.node == "":
-		p.Status.Phase = corev1.PodPending
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-			Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
-			LastTransitionTime: metav1.NewTime(now.Add(-st.unschedulable))}}
-	case st.ready:
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	default:
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
-	}
-	if st.terminating {
-		p.DeletionTimestamp = &metav1.Time{Time: now}
-		p.Finalizers = []string{"test/keep"}
-	}
-	return p
+	return kubetest.Pod("inference", name, app, kubetest.PodState{Node: st.node, Ready: st.ready,
+		UnschedulableSince: now.Add(-st.unschedulable), Terminating: st.terminating})
 }
 
 func TestObserveReportsInstancesAndPendingPods(t *testing.T) {
@@ -112,7 +91,7 @@ func TestObserveReportsInstancesAndPendingPods(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			objs := append(slices.Clone(nodes), deployment("chat-spot", 2, 0))
-			c := newCluster(append(objs, tt.pods...)...)
+			c := kubetest.New(append(objs, tt.pods...)...)
 			obs, err := setup(t, c).Observe(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -141,7 +120,7 @@ func TestObserveReportsInstancesAndPendingPods(t *testing.T) {
 // A GKE node is also known by its VM's numeric id, which GCP's metadata server (and so its
 // preemption notice) names the instance by.
 func TestObserveNamesGKEInstanceIDs(t *testing.T) {
-	c := newCluster(deployment("chat-spot", 1, 1),
+	c := kubetest.New(deployment("chat-spot", 1, 1),
 		node("gke-pool-1-abcd", "gce://proj/us-central1-a/gke-pool-1-abcd", map[string]string{"container.googleapis.com/instance_id": "4417051372"}),
 		pod("s1", "chat-spot", podState{node: "gke-pool-1-abcd", ready: true}))
 	obs, err := setup(t, c).Observe(context.Background())
@@ -156,7 +135,7 @@ func TestObserveNamesGKEInstanceIDs(t *testing.T) {
 func TestObserveWithoutSelectorSaysWhatToFix(t *testing.T) {
 	d := deployment("chat-spot", 1, 1)
 	d.Spec.Selector = nil
-	_, err := setup(t, newCluster(d)).Observe(context.Background())
+	_, err := setup(t, kubetest.New(d)).Observe(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "Deployment inference/chat-spot has no pod selector") {
 		t.Errorf("err = %v, want it to name the Deployment without a selector", err)
 	}
