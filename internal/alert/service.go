@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	slackapi "github.com/slack-go/slack"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/slack"
@@ -40,10 +41,13 @@ type Options struct {
 	Thresholds Thresholds
 	Clock      Clock         // default: the wall clock, UTC
 	Every      time.Duration // how often time-based checks run (default 15s)
-	RetryDelay time.Duration // first wait before re-posting an alert Slack refused (default 2s, doubling)
+	RetryDelay time.Duration // first wait before re-posting an alert Slack refused (default 2s, doubling with jitter)
 	Log        *slog.Logger
 	Registry   prometheus.Registerer // optional
 }
+
+// postMaxWait caps the wait between two tries of an alert (Slack's own Retry-After may be longer).
+const postMaxWait = time.Minute
 
 // postTries is how often an alert is tried before it is dropped with an error in the log.
 const postTries = 4
@@ -253,7 +257,8 @@ func (s *Service) postLoop(ctx context.Context) {
 // post tries an alert a few times, waiting longer each time and at least as long as Slack asks
 // when it rate-limits.
 func (s *Service) post(ctx context.Context, a slack.Alert) {
-	kind, wait := kindOf(a), s.o.RetryDelay
+	kind := kindOf(a)
+	retry := backoff.Policy{Min: s.o.RetryDelay, Max: postMaxWait}
 	for try := 1; ; try++ {
 		_, err := s.o.Poster.Post(ctx, a)
 		if err == nil {
@@ -266,17 +271,18 @@ func (s *Service) post(ctx context.Context, a slack.Alert) {
 			s.log.Error("could not post an alert to slack; dropped", "alert", a.Text(), "tries", try, "err", err)
 			return
 		}
+		var asked time.Duration
 		var rl *slackapi.RateLimitedError
 		if errors.As(err, &rl) {
-			wait = max(wait, rl.RetryAfter)
+			asked = rl.RetryAfter
 		}
+		wait := retry.AtLeast(try, asked)
 		s.log.Warn("posting an alert failed; will retry", "alert", a.Text(), "try", try, "in", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
 		}
-		wait *= 2
 	}
 }
 
