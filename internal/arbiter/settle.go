@@ -26,9 +26,9 @@ func (s *Service) settle(now time.Time) map[string]bool {
 }
 
 // applyNotices marks one replica reclaimed per notice not yet applied. A notice names an instance
-// or node; the actuators' reports say which group runs there. Without a match, the notice falls
-// on a ready spot replica at its location (groups in name order), since a provider reclaims spot
-// capacity only.
+// or node; the actuators' reports say which group runs there. Without a match, at a location whose
+// actuator names no instances, the notice falls on a ready spot replica there (groups in name
+// order), since a provider reclaims spot capacity only.
 func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 	applied := map[string]bool{}
 	for _, b := range s.books {
@@ -72,7 +72,8 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 // launching replica when the instance was still starting, else the oldest ready one), else, unless
 // exact, in the spot groups at the notice's location, the oldest ready replica there. A notice
 // past its deadline is applied exactly or not at all: a guess would take a replica that was
-// launched after the loss.
+// launched after the loss. Where the actuator names its instances, a notice for one it does not
+// name struck something else and takes nothing (it stays, in case a later report names it).
 func (s *Service) victim(n notice, exact bool) (*Book, int) {
 	s.mk.mu.Lock()
 	g, ok := s.mk.instance[n.e.Instance]
@@ -82,6 +83,7 @@ func (s *Service) victim(n notice, exact bool) (*Book, int) {
 		name = n.e.Node
 	}
 	starting := s.mk.starting[name]
+	named := s.mk.namesInstancesAt(n.e.Location)
 	s.mk.mu.Unlock()
 	if ok {
 		if b := s.books[g.Workload]; b != nil {
@@ -90,7 +92,7 @@ func (s *Service) victim(n notice, exact bool) (*Book, int) {
 			}
 		}
 	}
-	if exact {
+	if exact || named {
 		return nil, -1
 	}
 	for _, w := range sortedKeys(s.books) {
@@ -101,6 +103,17 @@ func (s *Service) victim(n notice, exact bool) (*Book, int) {
 		}
 	}
 	return nil, -1
+}
+
+// namesInstancesAt says whether the actuator at location reports which instances its groups run
+// on (the kube and sim actuators do; a webhook does not). m.mu is held.
+func (m *market) namesInstancesAt(location string) bool {
+	for g, o := range m.observed {
+		if g.Location == location && (o.Instances != nil || o.Starting != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // pick is the replica of g a notice for one of its instances takes: the newest launching one for

@@ -181,9 +181,9 @@ func (a *Actuator) explain(g actuate.Group, tg target, err error) error {
 	return fmt.Errorf("scaling %s in location %s: %w", tg, g.Location, err)
 }
 
-// Observe reads every workload's objects in every cluster: desired and ready replicas, the nodes
-// and cloud instances their pods run on (so a reclaim notice finds its workload), and the pods
-// that got no node for want of capacity.
+// Observe reads every workload's objects in every cluster: desired and ready replicas, the cloud
+// instances their pods run on (so a reclaim notice finds its workload), and the pods that got no
+// node for want of capacity.
 func (a *Actuator) Observe(ctx context.Context) ([]actuate.Observed, error) {
 	var out []actuate.Observed
 	var errs []error

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -23,15 +24,16 @@ const DefaultNodeWait = 5 * time.Minute
 // GCE metadata server (and so a GCP reclaim notice) names the instance by.
 const gceInstanceID = "container.googleapis.com/instance_id"
 
-// placement is where one group's pods run: the nodes and cloud instances of the ready ones and of
-// those still starting, and how many got no node for want of capacity.
+// placement is where one group's pods run: the instances of the ready ones and of those still
+// starting, one per pod, oldest pod first (as the sim lists its instances, so the arbiter can pair
+// them with its replicas), and how many got no node for want of capacity.
 type placement struct {
 	ready, starting []string
 	noCapacity      int
 }
 
-// nodeIDs caches, for one Observe, each node's names: its own and its cloud instance ids.
-type nodeIDs map[string][]string
+// nodeIDs caches, for one Observe, the instance each node runs on.
+type nodeIDs map[string]string
 
 // place lists the pods of the object (by its selector) and says where they run. A pod the
 // scheduler marked Unschedulable for longer than the node wait counts as having no capacity;
@@ -46,13 +48,17 @@ func (a *Actuator) place(ctx context.Context, tg target, sel *metav1.LabelSelect
 	if err != nil {
 		return p, fmt.Errorf("pod selector of %s: %w", tg, err)
 	}
-	pods, err := tg.client.CoreV1().Pods(tg.namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := tg.client.CoreV1().Pods(tg.namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return p, fmt.Errorf("listing pods of %s: %w", tg, err)
 	}
+	pods := list.Items
+	slices.SortFunc(pods, func(x, y corev1.Pod) int {
+		return cmp.Or(x.CreationTimestamp.Compare(y.CreationTimestamp.Time), cmp.Compare(x.Name, y.Name))
+	})
 	now := a.opts.Now()
-	for i := range pods.Items {
-		pod := &pods.Items[i]
+	for i := range pods {
+		pod := &pods[i]
 		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -62,48 +68,48 @@ func (a *Actuator) place(ctx context.Context, tg target, sel *metav1.LabelSelect
 			}
 			continue
 		}
-		ids, err := nodes.of(ctx, tg, pod.Spec.NodeName)
+		id, err := nodes.of(ctx, tg, pod.Spec.NodeName)
 		if err != nil {
 			return p, err
 		}
 		if podReady(pod) {
-			p.ready = append(p.ready, ids...)
+			p.ready = append(p.ready, id)
 		} else {
-			p.starting = append(p.starting, ids...)
+			p.starting = append(p.starting, id)
 		}
 	}
-	return placement{ready: uniq(p.ready), starting: uniq(p.starting), noCapacity: p.noCapacity}, nil
+	return p, nil
 }
 
-// of returns the node's names, reading the node once per Observe. A node gone already is known
-// by its name only.
-func (n nodeIDs) of(ctx context.Context, tg target, name string) ([]string, error) {
-	if ids, ok := n[name]; ok {
-		return ids, nil
+// of returns the instance a node runs on, reading the node once per Observe. A node gone already
+// is known by its name.
+func (n nodeIDs) of(ctx context.Context, tg target, name string) (string, error) {
+	if id, ok := n[name]; ok {
+		return id, nil
 	}
 	node, err := tg.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		n[name] = []string{name}
+		n[name] = name
 	case err != nil:
-		return nil, fmt.Errorf("reading node %s of %s: %w", name, tg, err)
+		return "", fmt.Errorf("reading node %s of %s: %w", name, tg, err)
 	default:
-		n[name] = nodeNames(node)
+		n[name] = nodeInstance(node)
 	}
 	return n[name], nil
 }
 
-// nodeNames is the node's name and the ids its cloud knows it by: the instance in its providerID
-// and, on GKE, the VM's numeric id.
-func nodeNames(node *corev1.Node) []string {
-	out := []string{node.Name}
-	if id := InstanceID(node.Spec.ProviderID); id != "" {
-		out = append(out, id)
-	}
+// nodeInstance is the id the node's cloud, and so its reclaim notices, know the node by: on GKE
+// the VM's numeric id (what GCE's metadata server says), else the instance in its providerID,
+// else (no cloud) the node's name.
+func nodeInstance(node *corev1.Node) string {
 	if id := node.Annotations[gceInstanceID]; id != "" {
-		out = append(out, id)
+		return id
 	}
-	return uniq(out)
+	if id := InstanceID(node.Spec.ProviderID); id != "" {
+		return id
+	}
+	return node.Name
 }
 
 // InstanceID is the cloud instance a node's spec.providerID names, as that cloud's metadata
@@ -150,9 +156,4 @@ func (p placement) fill(o *actuate.Observed) {
 	if p.noCapacity > 0 {
 		o.Pending, o.Reason = p.noCapacity, actuate.ReasonNoCapacity
 	}
-}
-
-func uniq(s []string) []string {
-	slices.Sort(s)
-	return slices.Compact(s)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -56,14 +57,14 @@ func TestObserveReportsInstancesAndPendingPods(t *testing.T) {
 			name: "ready pods name their nodes and instances",
 			pods: []runtime.Object{pod("s1", "chat-spot", podState{node: "ip-10-0-1-5.ec2.internal", ready: true}),
 				pod("s2", "chat-spot", podState{node: "ip-10-0-2-7.ec2.internal", ready: true})},
-			wantReady: []string{"i-0aaa", "i-0bbb", "ip-10-0-1-5.ec2.internal", "ip-10-0-2-7.ec2.internal"},
+			wantReady: []string{"i-0aaa", "i-0bbb"},
 		},
 		{
 			name: "a pod not ready yet is starting on its node",
 			pods: []runtime.Object{pod("s1", "chat-spot", podState{node: "ip-10-0-1-5.ec2.internal", ready: true}),
 				pod("s2", "chat-spot", podState{node: "ip-10-0-2-7.ec2.internal"})},
-			wantReady:    []string{"i-0aaa", "ip-10-0-1-5.ec2.internal"},
-			wantStarting: []string{"i-0bbb", "ip-10-0-2-7.ec2.internal"},
+			wantReady:    []string{"i-0aaa"},
+			wantStarting: []string{"i-0bbb"},
 		},
 		{
 			name: "unschedulable past the node wait is pending for capacity",
@@ -81,6 +82,13 @@ func TestObserveReportsInstancesAndPendingPods(t *testing.T) {
 			pods: []runtime.Object{pod("s1", "chat-spot", podState{node: "ip-10-0-1-5.ec2.internal", ready: true, terminating: true}),
 				pod("s2", "chat-spot", podState{unschedulable: time.Hour, terminating: true}),
 				pod("o1", "chat-od", podState{node: "od-node", ready: true})},
+		},
+		{
+			name: "one instance per pod, the oldest pod first",
+			pods: []runtime.Object{created(pod("a-new", "chat-spot", podState{node: "ip-10-0-1-5.ec2.internal", ready: true}), 1),
+				created(pod("b-old", "chat-spot", podState{node: "ip-10-0-2-7.ec2.internal", ready: true}), 3),
+				created(pod("c-mid", "chat-spot", podState{node: "ip-10-0-2-7.ec2.internal", ready: true}), 2)},
+			wantReady: []string{"i-0bbb", "i-0bbb", "i-0aaa"},
 		},
 		{
 			name:      "a node gone already is known by its name",
@@ -117,8 +125,14 @@ func TestObserveReportsInstancesAndPendingPods(t *testing.T) {
 	}
 }
 
-// A GKE node is also known by its VM's numeric id, which GCP's metadata server (and so its
-// preemption notice) names the instance by.
+// created sets the pod's creation time, minutes before now.
+func created(p *corev1.Pod, minutesAgo int) *corev1.Pod {
+	p.CreationTimestamp = metav1.NewTime(now.Add(-time.Duration(minutesAgo) * time.Minute))
+	return p
+}
+
+// A GKE node is known by its VM's numeric id, which GCP's metadata server (and so its preemption
+// notice) names the instance by, not by the VM name in its providerID.
 func TestObserveNamesGKEInstanceIDs(t *testing.T) {
 	c := kubetest.New(deployment("chat-spot", 1, 1),
 		node("gke-pool-1-abcd", "gce://proj/us-central1-a/gke-pool-1-abcd", map[string]string{"container.googleapis.com/instance_id": "4417051372"}),
@@ -127,7 +141,7 @@ func TestObserveNamesGKEInstanceIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"4417051372", "gke-pool-1-abcd"}; len(obs) != 1 || !slices.Equal(obs[0].Instances, want) {
+	if want := []string{"4417051372"}; len(obs) != 1 || !slices.Equal(obs[0].Instances, want) {
 		t.Errorf("observed %+v, want instances %q", obs, want)
 	}
 }
