@@ -26,6 +26,7 @@ gives, per group of --by (workload, location, provider, region or market; not gp
   downtime_min        minutes below the target
   outages             stretches below the target
   ready_replica_h     ready replica-hours, against desired_replica_h; ready_share is their ratio
+  launches_failed     launches the arbiter gave up (no capacity, or not ready in time)
 
 The target is what replica.state says was desired (--target desired, the default), the workload's
 replicas.min from the fleet file (--target min, with --by workload), or a fixed number of replicas

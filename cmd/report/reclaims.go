@@ -22,6 +22,8 @@ Columns:
   avg_to_replacement_s     notice to the replacement ready (also median_to_replacement_s)
   launches                 launch actions whose first replica became ready
   avg_to_first_gpu_s       capacity request (launch proposed, or approved) to its first replica ready
+  launches_failed          launches the arbiter gave up (no capacity, or not ready within the
+                           location's launch_timeout) and placed elsewhere
 
 A notice names an instance, not what ran on it: the GPU model and workload are those replica.state
 shows ready at the notice's location and zone at the notice time (spot first). Where several ran,
@@ -31,8 +33,9 @@ took. Ready times are as seen in replica.state, so within one report interval of
 
 Without --by, rows are by provider, location, zone, GPU model and kind, and the time to first GPU
 of a row is over launches at that location and GPU model; the notes under the table give it per
-provider. With --by (workload, location, provider, region, market, gpu), rows are by those, and
-launches where nothing was reclaimed get rows of their own.`
+provider; launches given up are rows of kind launch_failed, by the zone of the offer they asked for.
+With --by (workload, location, provider, region, market, gpu), rows are by those, and launches
+where nothing was reclaimed get rows of their own.`
 	cmd.Example = `  report reclaims --period 7d
   report reclaims --by gpu
   report reclaims --by provider -o json      # time to first GPU per provider as data

@@ -136,6 +136,11 @@ type PlanDecided struct {
 	NeedsApproval bool         `json:"needs_approval,omitempty"`
 }
 
+// ReasonLaunchFailed is the Reason of the action.updated (kind retire) that gives up a launch
+// which got no capacity or was not ready within its launch timeout. Reports count launch failures
+// by it, so the arbiter and the reports must agree on it.
+const ReasonLaunchFailed = "launch_failed"
+
 // ActionUpdated is one step in an action's lifecycle: who moved it and when.
 type ActionUpdated struct {
 	Meta

@@ -63,16 +63,22 @@ func (o AvailabilityOptions) target() (int64, error) {
 // the first report) to its end or the report's time. The demo plots and samples these, and
 // Availability integrates them.
 func ReadySteps(ctx context.Context, q Querier, o AvailabilityOptions) ([]ReadyStep, error) {
+	steps, _, err := readySteps(ctx, q, o)
+	return steps, err
+}
+
+// readySteps is ReadySteps, with the group states the steps were made of.
+func readySteps(ctx context.Context, q Querier, o AvailabilityOptions) ([]ReadyStep, []groupState, error) {
 	if slices.Contains(o.By, GPU) || len(o.Filter[GPU]) > 0 {
-		return nil, fmt.Errorf("gpu: availability is by workload, location, provider, region or market, not by GPU model")
+		return nil, nil, fmt.Errorf("gpu: availability is by workload, location, provider, region or market, not by GPU model")
 	}
 	fixed, err := o.target()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	states, err := fleetStates(ctx, q, o.Filter, o.Window.Since, o.end())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	keys := map[fleetGroup][]string{}
 	members := map[string][]groupState{}
@@ -98,7 +104,7 @@ func ReadySteps(ctx context.Context, q Querier, o AvailabilityOptions) ([]ReadyS
 		ms := members[k]
 		out = append(out, sweep(keys[ms[0].fleetGroup], ms, o, fixed)...)
 	}
-	return out, nil
+	return out, states, nil
 }
 
 // availabilityKey is the group's --by values, or nil when the region filter drops it.
@@ -152,13 +158,19 @@ func sweep(vals []string, states []groupState, o AvailabilityOptions, fixed int6
 
 // Availability is `report availability`: per group of the --by dimensions, the share of the
 // observed time it had at least its target of ready replicas, the minutes below it, the
-// outages (stretches below it), and the ready replica-hours against the desired ones. Time
-// before a group's first replica.state report is not observed, so it is neither up nor down.
+// outages (stretches below it), the ready replica-hours against the desired ones, and the
+// launches given up for want of capacity (a shortfall's usual cause). Time before a group's first
+// replica.state report is not observed, so it is neither up nor down.
 func Availability(ctx context.Context, q Querier, o AvailabilityOptions) (*Result, error) {
-	steps, err := ReadySteps(ctx, q, o)
+	steps, states, err := readySteps(ctx, q, o)
 	if err != nil {
 		return nil, err
 	}
+	fails, err := launchFailures(ctx, q, o.Options, o.Window.Since, o.end(), byGroup(states))
+	if err != nil {
+		return nil, err
+	}
+	failed := failuresBy(fails, o.Options)
 	target := map[string]string{"": "the desired replicas in replica.state", "desired": "the desired replicas in replica.state",
 		"min": "the workload's replicas.min in the fleet file"}[o.Target]
 	if target == "" {
@@ -166,7 +178,7 @@ func Availability(ctx context.Context, q Querier, o AvailabilityOptions) (*Resul
 	}
 	res := &Result{Title: "Availability, " + o.Window.String(),
 		Columns: append(byColumns(o.By), "observed_h", "available_pct", "downtime_min", "outages", "ready_replica_h",
-			"desired_replica_h", "ready_share"),
+			"desired_replica_h", "ready_share", "launches_failed"),
 		Notes: []string{"available: at least the target ready, the target being " + target +
 			"; an outage is a stretch below it; time before a group's first report is not observed"}}
 	end := o.end()
@@ -175,10 +187,39 @@ func Availability(ctx context.Context, q Querier, o AvailabilityOptions) (*Resul
 		for j < len(steps) && slices.Equal(steps[j].Group, steps[i].Group) {
 			j++
 		}
-		res.Rows = append(res.Rows, availabilityRow(o.By, steps[i:j], end))
+		row := availabilityRow(o.By, steps[i:j], end)
+		k := strings.Join(steps[i].Group, "\x00")
+		row["launches_failed"] = failed[k]
+		delete(failed, k)
+		res.Rows = append(res.Rows, row)
 		i = j
 	}
+	res.Notes = append(res.Notes, failureNote(fails, "column launches_failed")...)
+	if n := sumValues(failed); n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of them in groups with no replica.state report in the window, so in no row", n))
+	}
 	return res, nil
+}
+
+// failuresBy counts the launch failures per group of the --by dimensions (their values joined).
+func failuresBy(fs []launchFailure, o Options) map[string]int {
+	out := map[string]int{}
+	for _, f := range fs {
+		vals := make([]string, len(o.By))
+		for i, d := range o.By {
+			vals[i] = Key{Workload: f.Workload, Location: f.Location, Provider: f.provider, Market: f.Market}.dim(d, o)
+		}
+		out[strings.Join(vals, "\x00")]++
+	}
+	return out
+}
+
+func sumValues(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // availabilityRow integrates one group's steps up to end.

@@ -37,8 +37,9 @@ var reclaimDetail = []string{"provider", "location", "zone", "gpu", "kind"}
 
 // Reclaims is `report reclaims`: capacity.reclaimed notices by provider, location, zone, GPU
 // model and kind (or by the --by dimensions), the notice they gave, how soon a replacement
-// replica was ready, and how long launches took from the capacity request to a ready replica
-// (the "time to first GPU"). A notice names an instance, not what ran on it, so the workload and
+// replica was ready, how long launches took from the capacity request to a ready replica (the
+// "time to first GPU"), and the launches given up for want of capacity (rows of kind
+// launch_failed, or a column with --by): capacity lost before it came, beside capacity taken back. A notice names an instance, not what ran on it, so the workload and
 // GPU model come from replica.state: the groups running at the notice's location and zone at
 // the notice time.
 func Reclaims(ctx context.Context, q Querier, o Options) (*Result, error) {
@@ -69,11 +70,15 @@ func Reclaims(ctx context.Context, q Querier, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	fails, err := launchFailures(ctx, q, o, o.Window.Since, o.Window.Until, groups)
+	if err != nil {
+		return nil, err
+	}
 	rs = slices.DeleteFunc(rs, func(r reclaim) bool {
 		return !o.Filter.keepAny(GPU, r.gpu) || !o.Filter.keepAny(Workload, r.value("workload", o)) ||
 			!o.Filter.keepAny(Market, r.market)
 	})
-	return reclaimResult(rs, launches, o), nil
+	return reclaimResult(rs, launches, fails, o), nil
 }
 
 // candidates finds what the reclaim could have struck: the groups at its location whose
@@ -170,6 +175,7 @@ type reclaimAgg struct {
 	toReplaceAll            []time.Duration
 	launches                int
 	toFirstGPU              time.Duration
+	failed                  int
 }
 
 func (r reclaim) value(col string, o Options) string {
@@ -200,8 +206,8 @@ func (r reclaim) value(col string, o Options) string {
 	return ""
 }
 
-// reclaimResult groups the reclaims and the launches into rows.
-func reclaimResult(rs []reclaim, launches []launch, o Options) *Result {
+// reclaimResult groups the reclaims, the launches and the launches given up into rows.
+func reclaimResult(rs []reclaim, launches []launch, fails []launchFailure, o Options) *Result {
 	cols := reclaimDetail
 	if len(o.By) > 0 {
 		cols = byColumns(o.By)
@@ -258,9 +264,17 @@ func reclaimResult(rs []reclaim, launches []launch, o Options) *Result {
 		a.launches++
 		a.toFirstGPU += l.toReady
 	}
+	// A failure is a row of its own kind (launch_failed) in the detail, and joins its row with --by.
+	for _, f := range fails {
+		vals := make([]string, len(cols))
+		for i, c := range cols {
+			vals[i] = f.value(c, o)
+		}
+		get(vals).failed++
+	}
 	res := &Result{Title: "Reclaims, " + o.Window.String(),
 		Columns: append(slices.Clone(cols), "reclaims", "avg_notice_s", "replaced", "replaced_by_deadline",
-			"avg_to_replacement_s", "median_to_replacement_s", "launches", "avg_to_first_gpu_s")}
+			"avg_to_replacement_s", "median_to_replacement_s", "launches", "avg_to_first_gpu_s", "launches_failed")}
 	keys := make([]string, 0, len(aggs))
 	for k := range aggs {
 		keys = append(keys, k)
@@ -278,9 +292,14 @@ func reclaimResult(rs []reclaim, launches []launch, o Options) *Result {
 		row["median_to_replacement_s"] = round(median(a.toReplaceAll).Seconds(), 1)
 		row["launches"] = a.launches
 		row["avg_to_first_gpu_s"] = round(ratio(a.toFirstGPU.Seconds(), float64(a.launches)), 1)
+		row["launches_failed"] = a.failed
 		res.Rows = append(res.Rows, row)
 	}
-	res.Notes = append(firstGPUNotes(launches), unreplacedNote(rs)...)
+	shown := "column launches_failed"
+	if len(o.By) == 0 {
+		shown = "rows of kind " + KindLaunchFailed
+	}
+	res.Notes = append(append(firstGPUNotes(launches), unreplacedNote(rs)...), failureNote(fails, shown)...)
 	return res
 }
 
