@@ -97,3 +97,36 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A pod the scheduler leaves Unschedulable past the node wait is a launch with no capacity: the
+// arbiter gives it up (launch_failed, its Deployment scaled back) instead of waiting on it.
+func TestKubeUnschedulablePodIsGivenUp(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, kubeFleet)
+	failed := h.watchLaunchFailed(t)
+	c := kubetest.New(kubetest.Deployment("inference", "batch-spot", 0, 0), kubetest.Deployment("inference", "chat-spot", 0, 0))
+	act := kube.New(h.cfg, map[string]kubernetes.Interface{"a": c}, kube.Options{NodeWait: time.Minute, Now: h.clock.Now})
+	offer := h.price("us-east-1a", events.Spot, 1.0)
+	r := h.start("a1", func(o *arbiter.Options) { o.Actuator = actuate.Router{"a": act} })
+	eventually(t, "the arbiter leads", r.Leading)
+	eventually(t, "the price is folded", func() bool { return r.KnowsPrice(offer, 1.0) })
+	h.settle(ctx, r)
+	must(t, c.RunReady("inference", "batch-spot", "batch-1", "ip-10-0-1-2.ec2.internal", "aws:///us-east-1a/i-0batch"))
+	must(t, c.Tracker().Add(kubetest.Pod("inference", "chat-1", "chat-spot", kubetest.PodState{UnschedulableSince: h.clock.Now()})))
+	h.clock.Advance(30 * time.Second) // within the node wait: a node may still come
+	h.settle(ctx, r)
+	if len(failed) > 0 {
+		t.Fatal("a launch was given up within the node wait")
+	}
+	h.clock.Advance(31 * time.Second)
+	h.settle(ctx, r)
+	eventually(t, "launch_failed is announced", func() bool { return len(failed) > 0 })
+	if e := <-failed; e.Workload != "chat" || e.Location != "a" {
+		t.Errorf("gave up %s at %s, want chat's launch at a", e.Workload, e.Location)
+	}
+	for _, rep := range r.Books()["batch"].Replicas {
+		if rep.State != placement.StateReady {
+			t.Errorf("batch replica %s is %s, want ready: only chat's pod is unschedulable", rep.ID, rep.State)
+		}
+	}
+}
