@@ -26,6 +26,9 @@ type Book struct {
 	Done       []string  `json:"done,omitempty"`    // ids of recently finished actions, newest last
 	Notices    []string  `json:"notices,omitempty"` // reclaim notices already applied
 	LastMoveAt time.Time `json:"last_move_at,omitzero"`
+	// PrevMoveAt is the move before LastMoveAt: a move whose launches all found no capacity did
+	// not happen, and its cooldown gives way to the previous move's (see undoFailedMove).
+	PrevMoveAt time.Time `json:"prev_move_at,omitzero"`
 	Epoch      uint64    `json:"epoch"` // the lease revision of the leader that wrote it
 	// Holds are the approvals its awaiting actions wait for; Declined the rejected actions not
 	// to ask about again for a while.
@@ -47,6 +50,7 @@ type Rep struct {
 	Deadline     time.Time              `json:"deadline,omitzero"`
 	PricePerHour float64                `json:"usd_per_hour"`
 	Notice       string                 `json:"notice,omitempty"`
+	Move         bool                   `json:"move,omitempty"` // launched to move the workload for price
 }
 
 func (r Rep) group(workload string) actuate.Group {

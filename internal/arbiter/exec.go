@@ -129,7 +129,7 @@ func (s *Service) end(ctx context.Context, workload string, rec Record, callErr 
 	s.truth.applied[rec.Target.Group] = s.reportSeq.Load()
 	switch {
 	case callErr == nil:
-		s.ended(b, rec.Drain)
+		s.ended(b, rec.Drain, s.o.Clock.Now())
 		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })
 		b.finish(rec.Target.ActionID)
 	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
@@ -169,11 +169,10 @@ func undo(b *Book, rec Record) {
 	}
 }
 
-// ended records, for the planner's hazard, how long each drained spot replica survived: a replica
-// that ends on our terms is evidence the offer held, as a preemption is evidence it did not.
-// s.mu is held.
-func (s *Service) ended(b *Book, drained []string) {
-	now := s.o.Clock.Now()
+// ended records, for the planner's hazard, how long each drained spot replica survived until
+// now: a replica that ends on our terms is evidence the offer held, as a preemption is evidence it
+// did not. s.mu is held.
+func (s *Service) ended(b *Book, drained []string, now time.Time) {
 	s.mk.mu.Lock()
 	defer s.mk.mu.Unlock()
 	for _, r := range b.Replicas {

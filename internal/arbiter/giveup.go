@@ -37,20 +37,42 @@ func (s *Service) launchTimeout(location, workload string) time.Duration {
 // want of capacity (the newest of their group), and those not ready within their launch timeout.
 // Each one leaves the book, is recorded as a launch_failed observation of its offer (the planner's
 // hazard and ranking learn from it) and gets an action lowering its group's count, so the
-// next plan places the replica elsewhere at once and nothing stays launching. s.mu is held.
+// next plan places the replica elsewhere at once and nothing stays launching. A move for price
+// whose launches all failed leaves the workload's cooldown as it was before. s.mu is held.
 func (s *Service) giveUp(now time.Time, dirty map[string]bool) {
 	pending := s.pendingForCapacity()
 	for _, w := range sortedKeys(s.books) {
 		b := s.books[w]
+		var moved []actuate.Group // groups where a launch of the last move was given up
 		for _, g := range groupsOf(b) {
 			p := pending[g]
-			for _, i := range s.stuck(b, g, p.n, p.at, now) {
-				s.abandon(b, i, now)
+			for _, st := range s.stuck(b, g, p.n, p.at, now) {
+				if b.lastMove(b.Replicas[st.i]) {
+					moved = append(moved, g)
+				}
+				s.abandon(b, st, now)
 				dirty[w] = true
 			}
 			b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return r.State == abandoned })
 		}
+		if len(moved) > 0 && !b.heldMove(moved) {
+			// The last move got no capacity anywhere: it moved nothing, and the cooldown, which
+			// keeps a workload from flapping between offers, is the previous move's again.
+			b.LastMoveAt = b.PrevMoveAt
+		}
 	}
+}
+
+// lastMove says whether r was launched by the workload's last move for price.
+func (b *Book) lastMove(r Rep) bool { return r.Move && r.Since.Equal(b.LastMoveAt) }
+
+// heldMove says whether the last move still holds a replica: one it launched, or one launched
+// with it in a group where one of its launches was given up (an actuator sets a count, so which
+// of a group's launches got capacity is not the book's to say).
+func (b *Book) heldMove(moved []actuate.Group) bool {
+	return slices.ContainsFunc(b.Replicas, func(r Rep) bool {
+		return r.Since.Equal(b.LastMoveAt) && (r.Move || slices.Contains(moved, r.group(b.Workload)))
+	})
 }
 
 // abandoned marks, within giveUp, a replica being dropped from its book.
@@ -75,10 +97,19 @@ func (s *Service) pendingForCapacity() map[actuate.Group]pendingReport {
 	return out
 }
 
-// stuck lists the indices of g's launching replicas to give up: the newest pending ones whose
-// launch the actuator had when it reported, and any past its launch timeout. A replica whose
-// launch action has not reached the actuator yet is never stuck.
-func (s *Service) stuck(b *Book, g actuate.Group, pending int, reportedAt, now time.Time) []int {
+// stuckLaunch is a launching replica to give up: its index in the book, and when its launch is
+// known to have failed.
+type stuckLaunch struct {
+	i      int
+	failed time.Time
+}
+
+// stuck lists g's launching replicas to give up: the newest pending ones whose launch the
+// actuator had when it reported, and any past its launch timeout. A replica whose launch action
+// has not reached the actuator yet is never stuck. A pending launch failed when it was made: it
+// found no capacity then (the actuator would have started it otherwise), as the replay's clamp
+// refuses a launch in the tick it is made; one that timed out failed now.
+func (s *Service) stuck(b *Book, g actuate.Group, pending int, reportedAt, now time.Time) []stuckLaunch {
 	var launching []int
 	for i, r := range b.Replicas {
 		if r.group(b.Workload) == g && r.State == placement.StateLaunching && !inFlight(b, r.ID) {
@@ -87,14 +118,14 @@ func (s *Service) stuck(b *Book, g actuate.Group, pending int, reportedAt, now t
 	}
 	slices.SortStableFunc(launching, func(x, y int) int { return b.Replicas[y].Since.Compare(b.Replicas[x].Since) })
 	timeout := s.launchTimeout(g.Location, b.Workload)
-	var out []int
+	var out []stuckLaunch
 	for _, i := range launching {
 		r := b.Replicas[i]
 		if pending > 0 && r.Since.Before(reportedAt) {
 			pending--
-			out = append(out, i)
+			out = append(out, stuckLaunch{i, r.Since})
 		} else if now.Sub(r.Since) >= timeout {
-			out = append(out, i)
+			out = append(out, stuckLaunch{i, now})
 		}
 	}
 	return out
@@ -107,12 +138,12 @@ func inFlight(b *Book, id string) bool {
 	})
 }
 
-// abandon gives up b.Replicas[i]: the observation, the action lowering its group and its
+// abandon gives up a stuck replica: the observation, the action lowering its group and its
 // announcement. The replica is marked abandoned; the caller removes it.
-func (s *Service) abandon(b *Book, i int, now time.Time) {
-	r := &b.Replicas[i]
+func (s *Service) abandon(b *Book, st stuckLaunch, now time.Time) {
+	r := &b.Replicas[st.i]
 	r.State = abandoned
-	ob := placement.Observation{At: now, Kind: placement.ObsLaunchFailed}
+	ob := placement.Observation{At: st.failed, Kind: placement.ObsLaunchFailed}
 	s.mk.mu.Lock()
 	s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
 	s.mk.mu.Unlock()

@@ -27,6 +27,8 @@ type market struct {
 	observedAt map[actuate.Group]time.Time
 	instance   map[string]actuate.Group // instance or node name → group running there
 	starting   map[string]bool          // instances last reported not ready yet
+	seen       map[string]seenSpan      // when each instance was first and last reported
+	pruned     time.Time                // when seen and instance were last pruned
 	rates      map[string]*rate         // tokens.sample series by location/workload/replica
 	util       map[string]gpuUtil       // gpu.sample by location/node/uuid
 	// version counts changes that matter to a plan (prices, demand), so the loop knows when the
@@ -57,7 +59,7 @@ type gpuUtil struct {
 func newMarket(cfg *fleet.Config) *market {
 	return &market{cfg: cfg, offers: map[string]*placement.Offer{}, history: map[string][]placement.Observation{},
 		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{}, observedAt: map[actuate.Group]time.Time{},
-		instance: map[string]actuate.Group{}, starting: map[string]bool{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
+		instance: map[string]actuate.Group{}, starting: map[string]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
 }
 
 // offerID names an offer the way every arbiter names it, from what a price event says.
@@ -119,9 +121,42 @@ func (m *market) observe(obs []actuate.Observed, at time.Time) {
 		for _, in := range o.Instances {
 			m.instance[in] = o.Group
 			delete(m.starting, in)
+			m.saw(in, at)
 		}
 		for _, in := range o.Starting {
 			m.instance[in], m.starting[in] = o.Group, true
+			m.saw(in, at)
+		}
+	}
+	m.prune(at)
+}
+
+// seenSpan is when an instance was first and last in a report.
+type seenSpan struct{ first, last time.Time }
+
+func (m *market) saw(in string, at time.Time) {
+	sp, ok := m.seen[in]
+	if !ok {
+		sp.first = at
+	}
+	if at.After(sp.last) {
+		sp.last = at
+	}
+	m.seen[in] = sp
+}
+
+// prune forgets, once an hour, the instances no report has named for historyMemory: a notice
+// comes long before that.
+func (m *market) prune(now time.Time) {
+	if now.Sub(m.pruned) < time.Hour {
+		return
+	}
+	m.pruned = now
+	for in, sp := range m.seen {
+		if now.Sub(sp.last) > historyMemory {
+			delete(m.seen, in)
+			delete(m.instance, in)
+			delete(m.starting, in)
 		}
 	}
 }

@@ -292,6 +292,7 @@ func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, 
 		if rec.Target.Location == "" {
 			return rec, false
 		}
+		rec.Drain = scaleDownOrder(b, rec.Target.Group, rec.Drain)
 	default: // a budget cut below the minimum: it awaits approval, then drains (see cut)
 		rec.Target.Replicas = a.Count
 		v := cutVictims(b, a.Count)
@@ -303,16 +304,51 @@ func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, 
 	return rec, true
 }
 
+// scaleDownOrder is which of group g's replicas a drain of the replicas ids removes. An actuator
+// sets a count, and lowering it removes the instances it picks, as a ReplicaSet does: those not
+// ready first, then the newest. The book drains the same ones, so the ages it keeps (and the
+// survival it records) are those of the instances left. ids is kept when it spans other groups.
+func scaleDownOrder(b *Book, g actuate.Group, ids []string) []string {
+	var cands []Rep
+	for _, r := range b.Replicas {
+		if slices.Contains(ids, r.ID) && r.group(b.Workload) != g {
+			return ids
+		}
+		if r.group(b.Workload) == g && (r.State == placement.StateReady || r.State == placement.StateLaunching) {
+			cands = append(cands, r)
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y Rep) int {
+		if rx, ry := x.State == placement.StateReady, y.State == placement.StateReady; rx != ry {
+			if rx {
+				return 1
+			}
+			return -1
+		}
+		return y.Since.Compare(x.Since)
+	})
+	if len(cands) < len(ids) {
+		return ids
+	}
+	out := make([]string, len(ids))
+	for i := range ids {
+		out[i] = cands[i].ID
+	}
+	return out
+}
+
 // enact applies a record's effect on the book's replicas and fixes its target count.
 func (s *Service) enact(b *Book, rec *Record, now time.Time) {
 	switch rec.Target.Kind {
 	case string(placement.ActionLaunch):
+		move := rec.Target.Reason == string(placement.ReasonCheaperOffer)
 		for i := range rec.Launch {
 			rec.Launch[i].Since = now // launching from now: an approval may have held it a while
+			rec.Launch[i].Move = move
 		}
 		b.Replicas = append(b.Replicas, rec.Launch...)
-		if rec.Target.Reason == string(placement.ReasonCheaperOffer) {
-			b.LastMoveAt = now
+		if move {
+			b.PrevMoveAt, b.LastMoveAt = b.LastMoveAt, now
 		}
 	case string(placement.ActionDrain):
 		for i := range b.Replicas {

@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"slices"
+	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/placement"
@@ -60,8 +61,11 @@ func (s *Service) noteReport(obs []actuate.Observed, seq uint64) {
 // reconcile makes the books follow the actuators: a group that holds fewer replicas than its
 // book, in a report made after the group's last action ended and with no action in flight on it,
 // loses the excess from its book (launching replicas first, the newest first), so the planner
-// replaces them instead of waiting for replicas that will never come. s.mu is held.
-func (s *Service) reconcile(dirty map[string]bool) {
+// replaces them instead of waiting for replicas that will never come. A spot replica dropped so,
+// with no notice, is recorded as ended: it was seen alive until now and nothing says it was
+// reclaimed, so its survival still counts for the offer's hazard, as a drained one's does.
+// s.mu is held.
+func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
 	s.mk.mu.Lock()
 	desired := make(map[actuate.Group]int, len(s.mk.observed))
 	for g, o := range s.mk.observed {
@@ -80,6 +84,7 @@ func (s *Service) reconcile(dirty map[string]bool) {
 				if i < 0 {
 					i = newestIn(b, g)
 				}
+				s.ended(b, []string{b.Replicas[i].ID}, now)
 				b.Replicas = slices.Delete(b.Replicas, i, i+1)
 				dirty[w] = true
 			}

@@ -19,7 +19,7 @@ func (s *Service) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
 	s.applyNotices(now, dirty)
 	s.retire(now, dirty)
-	s.reconcile(dirty)
+	s.reconcile(now, dirty)
 	s.promote(dirty)
 	s.giveUp(now, dirty)
 	return dirty
@@ -69,7 +69,8 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 }
 
 // victim finds the replica a notice takes: in the group running the named instance (the newest
-// launching replica when the instance was still starting, else the oldest ready one), else, unless
+// launching replica when the instance was still starting, else the ready replica launched last
+// before the instance was first reported, or else the oldest ready one), else, unless
 // exact, in the spot groups at the notice's location, the oldest ready replica there. A notice
 // past its deadline is applied exactly or not at all: a guess would take a replica that was
 // launched after the loss. Where the actuator names its instances, a notice for one it does not
@@ -83,10 +84,14 @@ func (s *Service) victim(n notice, exact bool) (*Book, int) {
 		name = n.e.Node
 	}
 	starting := s.mk.starting[name]
+	first := s.mk.seen[name].first
 	named := s.mk.namesInstancesAt(n.e.Location)
 	s.mk.mu.Unlock()
 	if ok {
 		if b := s.books[g.Workload]; b != nil {
+			if i := launchedBefore(b, g, first); i >= 0 && !starting {
+				return b, i
+			}
 			if i := pick(b, g, starting); i >= 0 {
 				return b, i
 			}
@@ -114,6 +119,20 @@ func (m *market) namesInstancesAt(location string) bool {
 		}
 	}
 	return false
+}
+
+// launchedBefore is the ready replica of g that an instance first reported at first runs: the
+// one launched last before then, since an instance is reported only after its launch. It is -1
+// when no ready replica of g was launched before first.
+func launchedBefore(b *Book, g actuate.Group, first time.Time) int {
+	at := -1
+	for i, r := range b.Replicas {
+		if r.group(b.Workload) == g && r.State == placement.StateReady && !r.Since.After(first) &&
+			(at < 0 || !r.Since.Before(b.Replicas[at].Since)) {
+			at = i
+		}
+	}
+	return at
 }
 
 // pick is the replica of g a notice for one of its instances takes: the newest launching one for

@@ -28,11 +28,16 @@ type bursar struct {
 	// history[z] is what zone z's spot offer has shown: failed launches, preemptions, ends.
 	history [][]placement.Observation
 	nextID  int
+	// lastMove is when the planner last moved the workload for price and prevMove the move before,
+	// as the arbiter's book keeps them: the planner's cooldown holds the next price move back, and
+	// a move whose launches all failed moved nothing (its cooldown gives way to the previous one).
+	lastMove, prevMove time.Time
 }
 
 type instance struct {
 	id     int
-	launch int // tick
+	launch int  // tick
+	move   bool // launched by a move for price
 }
 
 // The planner's view of the replay: one workload, one spot offer per zone at price 1 per hour,
@@ -113,10 +118,19 @@ func (b *bursar) at(t int) time.Time {
 // reconcile learns what the clamp of tick s took: the newest instances beyond what is held. One
 // launched at s failed to launch; an older one was preempted after living s-launch ticks.
 func (b *bursar) reconcile(held []int, s int) {
+	moved := map[int]bool{} // zones where a launch of the last move failed
+	defer func() {
+		if len(moved) > 0 && !b.holdsLastMove(moved) {
+			b.lastMove = b.prevMove
+		}
+	}()
 	for z, n := range held {
 		for len(b.live[z]) > n {
 			lost := b.live[z][len(b.live[z])-1]
 			b.live[z] = b.live[z][:len(b.live[z])-1]
+			if lost.move && b.at(lost.launch).Equal(b.lastMove) {
+				moved[z] = true
+			}
 			ob := placement.Observation{At: b.at(s), Kind: placement.ObsLaunchFailed}
 			if lost.launch < s {
 				ob = placement.Observation{At: b.at(s), Kind: placement.ObsPreempted, Lived: b.lived(lost, s)}
@@ -124,6 +138,20 @@ func (b *bursar) reconcile(held []int, s int) {
 			b.history[z] = append(b.history[z], ob)
 		}
 	}
+}
+
+// holdsLastMove says whether the last move for price still holds an instance: one it launched,
+// or one launched with it in a zone where one of its launches failed (the clamp takes the newest,
+// whichever launch that was), as the arbiter's book judges it.
+func (b *bursar) holdsLastMove(moved map[int]bool) bool {
+	for z, insts := range b.live {
+		for _, in := range insts {
+			if b.at(in.launch).Equal(b.lastMove) && (in.move || moved[z]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (b *bursar) lived(in instance, s int) time.Duration {
@@ -137,7 +165,8 @@ func (b *bursar) snapshot(t int) placement.Snapshot {
 	w := placement.Workload{
 		ID: bursarWorkload, GPUModels: []string{bursarGPU}, GPUsPerReplica: 1,
 		MinReplicas: b.rules.Target, Demand: b.rules.Target,
-		ColdStart: time.Duration(b.rules.ColdStart) * b.rules.TickLength(),
+		ColdStart:  time.Duration(b.rules.ColdStart) * b.rules.TickLength(),
+		LastMoveAt: b.lastMove,
 	}
 	s := placement.Snapshot{Workloads: []placement.Workload{w}}
 	for z, name := range b.zones {
@@ -197,8 +226,12 @@ func (b *bursar) apply(plan placement.Decision, t int) {
 		}
 		switch a.Kind {
 		case placement.ActionLaunch:
+			move := a.Reason == placement.ReasonCheaperOffer
+			if move {
+				b.prevMove, b.lastMove = b.lastMove, b.at(t)
+			}
 			for range a.Count {
-				b.live[i] = append(b.live[i], instance{id: b.nextID, launch: t})
+				b.live[i] = append(b.live[i], instance{id: b.nextID, launch: t, move: move})
 				b.nextID++
 			}
 		case placement.ActionDrain:

@@ -123,10 +123,18 @@ func (p *service) policy() placement.Policy {
 }
 
 // fleetConfig is the replay as a fleet file: one sim location per zone and one for on-demand,
-// launches ready after the cold start, one workload of Target replicas.
+// one workload of at least Target replicas (no upper bound, as bursar-direct gives the planner
+// none) with the replay's cold start.
+//
+// The sim's launch delay is one tick longer than the cold start. An instance launched at tick L
+// counts as ready at L+D only if it survives tick L+D's clamp (REPLAY.md rule 4), so a policy
+// deciding tick t, which knows the end of tick t-1, knows it ready from L+D+1 on; the arbiter
+// reads readiness from the sim at the start of the tick, before its clamp, so the sim reports it
+// ready one tick after the cold start. bursar-direct knows readiness the same way (its state).
 func (p *service) fleetConfig() (*fleet.Config, error) {
 	r := p.env.Rules
 	delay := time.Duration(r.ColdStart) * r.TickLength()
+	known := delay + r.TickLength()
 	var b strings.Builder
 	b.WriteString("locations:\n")
 	p.locs = nil
@@ -134,15 +142,15 @@ func (p *service) fleetConfig() (*fleet.Config, error) {
 		name := locationName(z)
 		p.locs = append(p.locs, name)
 		fmt.Fprintf(&b, "  - {name: %q, provider: aws, region: replay, zones: [%q], actuator: {kind: sim, launch_delay: %s}}\n",
-			name, name, delay)
+			name, name, known)
 	}
 	fmt.Fprintf(&b, `workloads:
   - name: %s
     gpu: {models: [%s], count: 1}
-    replicas: {min: %d, max: %d}
+    replicas: {min: %d}
     markets: [spot, on_demand]
     cold_start: %s
-`, bursarWorkload, serviceGPU, r.Target, r.Target+r.Extra+r.Target, delay)
+`, bursarWorkload, serviceGPU, r.Target, delay)
 	return fleet.Parse([]byte(b.String()), "replay.yaml")
 }
 

@@ -96,7 +96,8 @@ func (f *Fleet) Desired(_ context.Context, g actuate.Group) (int, error) {
 }
 
 // Observe advances the fleet to now and reports every group: its ready instances, those still
-// starting, and the replicas pending for want of capacity.
+// starting (both oldest first, so a notice can be matched to the replica of its instance's age),
+// and the replicas pending for want of capacity.
 func (f *Fleet) Observe(_ context.Context) ([]actuate.Observed, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
