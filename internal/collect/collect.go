@@ -122,6 +122,9 @@ func (c *Collector) RunOnce(ctx context.Context, job Job, at time.Time, snapshot
 	if u := cat.UnknownCount(); u > 0 {
 		c.log.Warn("price rows with unknown GPU names", "source", name, "rows", u, "names", cat.Unknown)
 	}
+	for _, w := range cat.Warnings {
+		c.log.Warn("price rows disagree", "source", name, "warning", w)
+	}
 	c.log.Info("prices collected", "source", name, "offers", len(cat.Offers), "published", n, "snapshot", snapshot)
 	return n, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bursar-dev/bursar/internal/pricesource"
+	"github.com/bursar-dev/bursar/internal/pricing"
 	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
 
@@ -40,6 +41,9 @@ type JobDefaults struct {
 	Backoff    time.Duration `yaml:"backoff"`
 	MaxBackoff time.Duration `yaml:"max_backoff"`
 	StaleAfter int           `yaml:"stale_after"`
+	// PriceBounds widen (or narrow) the plausible price per GPU-hour; an unset side is
+	// pricing.DefaultBounds'. A catalog with a price outside them fails its run.
+	PriceBounds pricing.Bounds `yaml:"price_bounds"`
 }
 
 // SourceConfig configures one source. Credentials are named, never given: an environment
@@ -79,6 +83,9 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		return Config{}, yamlstrict.Error(name, err)
 	}
 	cfg := Config{Snapshot: orString(raw.Snapshot, "@every 6h"), Defaults: raw.Defaults}
+	if field, err := raw.Defaults.PriceBounds.Or(pricing.DefaultBounds).Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: field \"defaults.price_bounds.%s\": %w", name, field, err)
+	}
 	if _, err := cron.ParseStandard(cfg.Snapshot); err != nil {
 		return Config{}, fmt.Errorf("%s: field \"snapshot\": %w", name, err)
 	}
@@ -89,6 +96,7 @@ func ParseConfig(data []byte, name string) (Config, error) {
 			return Config{}, yamlstrict.Error(name, err)
 		}
 		sc.line = n.Line
+		sc.PriceBounds = sc.PriceBounds.Or(raw.Defaults.PriceBounds)
 		if field, err := sc.check(); err != nil {
 			return Config{}, fmt.Errorf("%s:%d: source %d, field %q: %w", name, yamlstrict.Line(n, field), i+1, field, err)
 		}
@@ -122,6 +130,9 @@ func (sc SourceConfig) check() (string, error) {
 			return "schedule", err
 		}
 	}
+	if field, err := sc.PriceBounds.Or(pricing.DefaultBounds).Validate(); err != nil {
+		return "price_bounds." + field, err
+	}
 	return "", nil
 }
 
@@ -151,8 +162,8 @@ func (sc SourceConfig) Job(ctx context.Context, d JobDefaults) (Job, error) {
 	}, nil
 }
 
-// Build constructs the source, reading its credential from the environment or a file.
-func (sc SourceConfig) Build(ctx context.Context) (Source, error) {
+// build constructs the source, reading its credential from the environment or a file.
+func (sc SourceConfig) build(ctx context.Context) (Source, error) {
 	var key pricesource.Secret
 	if env, keyed := defaultKeyEnv[sc.Kind]; keyed {
 		var err error

@@ -55,6 +55,9 @@ func Prices(ctx context.Context, o PricesOptions, at time.Time, out, errOut io.W
 		return err
 	}
 	summarize(errOut, len(cat.Offers), cat.Skipped, cat.Unknown)
+	for _, w := range cat.Warnings {
+		fmt.Fprintln(errOut, "warning:", w)
+	}
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,14 +56,15 @@ func normalizeSpot(rows []spotRow, region, source string, at time.Time, cat *pri
 			awsUnmapped(cat, r.InstanceType)
 			continue
 		}
-		price, err := strconv.ParseFloat(strings.TrimSpace(r.Price), 64)
+		price, err := pricing.ParsePrice(r.Price)
 		if err != nil {
-			return fmt.Errorf("%s in %s: spot price %q: %w", r.InstanceType, r.Zone, r.Price, err)
+			return fmt.Errorf("%s in %s: spot %w", r.InstanceType, r.Zone, err)
 		}
 		o := pricing.Offer{Provider: "aws", Region: region, Zone: r.Zone, InstanceType: r.InstanceType,
 			GPU: inst.GPU.Name, GPUCount: inst.Count, GPUMemoryGB: inst.GPU.MemoryGB, Market: pricing.Spot,
 			PricePerHour: price, Source: source, ObservedAt: at}
-		if err := cat.Add(o, "USD"); err != nil {
+		where := fmt.Sprintf("spot price of %s in %s at %s", r.InstanceType, r.Zone, r.At.UTC().Format(time.RFC3339))
+		if err := cat.AddFrom(o, "USD", where); err != nil {
 			return err
 		}
 	}
@@ -160,7 +160,7 @@ func normalizeProduct(p awsProduct, region, source string, at time.Time, cat *pr
 	o := pricing.Offer{Provider: "aws", Region: region, InstanceType: it, GPU: inst.GPU.Name,
 		GPUCount: inst.Count, GPUMemoryGB: inst.GPU.MemoryGB, Market: pricing.OnDemand,
 		PricePerHour: price, Source: source, ObservedAt: at}
-	return cat.Add(o, currency)
+	return cat.AddFrom(o, currency, "sku "+p.Product.SKU)
 }
 
 // onDemandHourly is the hourly rate of the first tier, in its currency (USD, or CNY in China).
@@ -174,9 +174,9 @@ func onDemandHourly(p awsProduct) (float64, string, error) {
 				return 0, "", fmt.Errorf("want one currency in pricePerUnit, got %d", len(dim.PricePerUnit))
 			}
 			for cur, v := range dim.PricePerUnit {
-				f, err := strconv.ParseFloat(v, 64)
+				f, err := pricing.ParsePrice(v)
 				if err != nil {
-					return 0, "", fmt.Errorf("price %q: %w", v, err)
+					return 0, "", err
 				}
 				return f, cur, nil
 			}

@@ -26,6 +26,7 @@ const (
 	KindDecode      Kind = "decode"       // truncated or malformed body
 	KindInvalid     Kind = "invalid"      // well-formed but wrong data (negative price, not USD)
 	KindAPI         Kind = "api"          // the API answered 200 with an error document
+	KindTooLarge    Kind = "too_large"    // a body over the source's cap
 )
 
 // Error is a failed fetch. It names the source and the endpoint without its query string, so

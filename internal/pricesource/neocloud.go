@@ -105,7 +105,7 @@ func normalizeLambda(types map[string]lambdaType, source string, at time.Time, c
 			o := pricing.Offer{Provider: "lambda", Region: r.Name, InstanceType: name, GPU: gpu.Name,
 				GPUCount: it.Specs.GPUs, GPUMemoryGB: gpu.MemoryGB, Market: pricing.OnDemand,
 				PricePerHour: it.PriceCentsPerHour / 100, Source: source, ObservedAt: at}
-			if err := cat.Add(o, "USD"); err != nil {
+			if err := cat.AddFrom(o, "USD", "instance type "+key); err != nil {
 				return err
 			}
 		}
@@ -220,7 +220,7 @@ func normalizeRunPod(types []runpodType, source string, at time.Time, cat *prici
 			o := pricing.Offer{Provider: "runpod", Region: "global", Zone: p.zone, InstanceType: t.ID,
 				GPU: gpu.Name, GPUCount: 1, GPUMemoryGB: gpu.MemoryGB, Market: p.market,
 				PricePerHour: *p.price, Source: source, ObservedAt: at}
-			if err := cat.Add(o, "USD"); err != nil {
+			if err := cat.AddFrom(o, "USD", "gpu type "+t.ID); err != nil {
 				return err
 			}
 		}

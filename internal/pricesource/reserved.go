@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +29,8 @@ import (
 //	    start: 2026-01-01T00:00:00Z
 //	    end: 2027-01-01T00:00:00Z
 type ReservedFile struct {
-	Path string
+	Path     string
+	MaxBytes int64 // DefaultMaxFileBytes when 0
 }
 
 // Name identifies the source in metrics and events.
@@ -48,13 +49,14 @@ type Contract struct {
 	Currency     string    `yaml:"currency"`
 	Start        time.Time `yaml:"start"`
 	End          time.Time `yaml:"end"`
+	Line         int       `yaml:"-"` // where the contract starts in its file
 }
 
 // Fetch reads the file and offers the contracts whose term contains at.
 func (r *ReservedFile) Fetch(ctx context.Context, at time.Time) (pricing.Catalog, error) {
-	data, err := os.ReadFile(r.Path)
+	data, err := readPriceFile(r.Path, r.MaxBytes)
 	if err != nil {
-		return pricing.Catalog{}, &Error{Source: r.Name(), Kind: KindClient, Err: err}
+		return pricing.Catalog{}, &Error{Source: r.Name(), Kind: fileErrorKind(err, KindClient), Err: err}
 	}
 	contracts, err := ParseContracts(data, r.Path)
 	if err != nil {
@@ -70,7 +72,7 @@ func (r *ReservedFile) Fetch(ctx context.Context, at time.Time) (pricing.Catalog
 		o := pricing.Offer{Provider: c.Provider, Region: c.Region, Zone: c.Zone, InstanceType: c.InstanceType,
 			GPU: gpu.Name, GPUCount: c.GPUCount, GPUMemoryGB: gpu.MemoryGB, Market: pricing.Reserved,
 			PricePerHour: c.HourlyUSD, Source: r.Name(), ObservedAt: at}
-		if err := cat.Add(o, c.Currency); err != nil {
+		if err := cat.AddFrom(o, c.Currency, r.Path+":"+strconv.Itoa(c.Line)); err != nil {
 			return pricing.Catalog{}, &Error{Source: r.Name(), Kind: KindInvalid, Err: fmt.Errorf("contract %q: %w", c.Name, err)}
 		}
 	}
@@ -78,8 +80,9 @@ func (r *ReservedFile) Fetch(ctx context.Context, at time.Time) (pricing.Catalog
 	return cat, nil
 }
 
-// ParseContracts decodes a contracts file strictly: unknown fields, a GPU that is not canonical,
-// a missing field or an empty term are errors naming file:line and the field.
+// ParseContracts decodes a contracts file strictly: no contracts, unknown fields, a GPU that is
+// not canonical, a price not written as a decimal, a missing field or an empty term are errors
+// naming file:line and the field.
 func ParseContracts(data []byte, name string) ([]Contract, error) {
 	var doc struct {
 		Contracts []yaml.Node `yaml:"contracts"`
@@ -89,10 +92,18 @@ func ParseContracts(data []byte, name string) ([]Contract, error) {
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if len(doc.Contracts) == 0 {
+		return nil, fmt.Errorf("%s: no contracts: list them under contracts: (see docs/collector.md)", name)
+	}
 	out := make([]Contract, 0, len(doc.Contracts))
 	for i := range doc.Contracts {
 		n := &doc.Contracts[i]
-		var c Contract
+		if v := fieldValue(n, "hourly_usd"); v != nil && v.Kind == yaml.ScalarNode {
+			if _, err := pricing.ParsePrice(v.Value); err != nil {
+				return nil, fmt.Errorf("%s:%d: contract %d, field \"hourly_usd\": %w", name, v.Line, i+1, err)
+			}
+		}
+		c := Contract{Line: n.Line}
 		if err := decodeStrict(n, &c); err != nil {
 			return nil, fmt.Errorf("%s:%d: contract %d: %w", name, n.Line, i+1, err)
 		}
@@ -156,4 +167,14 @@ func fieldLine(n *yaml.Node, field string) int {
 		}
 	}
 	return n.Line
+}
+
+// fieldValue is the value node of field in a mapping node, nil when absent.
+func fieldValue(n *yaml.Node, field string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == field {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }

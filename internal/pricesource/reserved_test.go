@@ -67,6 +67,11 @@ func TestParseContractsErrors(t *testing.T) {
 		{name: "end before start", yaml: strings.Replace(contractsYAML, "2027-01-01", "2025-06-01", 1), wantErr: []string{"c.yaml:10", `"end"`}},
 		{name: "count not a number", yaml: strings.Replace(contractsYAML, "gpu_count: 8", "gpu_count: eight", 1), wantErr: []string{"c.yaml:2", "eight"}},
 		{name: "not yaml", yaml: "contracts: [", wantErr: []string{"c.yaml"}},
+		{name: "hex price", yaml: strings.Replace(contractsYAML, "35.0", "0x23", 1), wantErr: []string{"c.yaml:8", "hourly_usd", "not a decimal number"}},
+		{name: "infinite price", yaml: strings.Replace(contractsYAML, "35.0", ".inf", 1), wantErr: []string{"c.yaml:8", "not a decimal number"}},
+		{name: "nan price", yaml: strings.Replace(contractsYAML, "35.0", ".nan", 1), wantErr: []string{"c.yaml:8", "not a decimal number"}},
+		{name: "no contracts", yaml: "contracts: []\n", wantErr: []string{"c.yaml", "no contracts"}},
+		{name: "empty file", yaml: "", wantErr: []string{"c.yaml", "no contracts"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +96,26 @@ func TestReservedFileCurrency(t *testing.T) {
 	}
 	_, err := (&ReservedFile{Path: path}).Fetch(context.Background(), at)
 	wantKind(t, err, KindInvalid)
+}
+
+// TestReservedFileLimitsAndOrigins: a contracts file over its cap fails before it is read, and
+// each offer remembers the contract's line for errors and warnings.
+func TestReservedFileLimitsAndOrigins(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "contracts.yaml")
+	if err := os.WriteFile(path, []byte(contractsYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (&ReservedFile{Path: path, MaxBytes: 100}).Fetch(context.Background(), at)
+	if e := wantKind(t, err, KindTooLarge); !strings.Contains(e.Error(), "is 425 bytes, over the limit of 100 bytes") {
+		t.Errorf("error %q does not name the limit", e)
+	}
+	cat, err := (&ReservedFile{Path: path}).Fetch(context.Background(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cat.Origin(cat.Offers[0].Key()); got != path+":2" {
+		t.Errorf("origin = %q, want %s:2", got, path)
+	}
 }
 
 func FuzzParseContracts(f *testing.F) {

@@ -162,24 +162,38 @@ func TestGCPCatalogJoinsHostAndAccelerator(t *testing.T) {
 
 func TestSkyPilotRows(t *testing.T) {
 	const header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n"
+	const good = "g5.xlarge,A10G,1,4,16,1.0,,us-east-1,use1-az1\n" // one offer, so a skip leaves a catalog
 	tests := []struct {
 		name        string
 		csv         string
 		wantOffers  int
+		wantPrice   float64 // of the first offer, when set
 		wantErr     string
 		wantUnknown string
 		wantSkip    string
+		wantWarning string
 	}{
 		{name: "on-demand and spot", csv: header + "p5.48xlarge,H100,8.0,192,2048,98.32,30.1,us-east-1,use1-az1\n", wantOffers: 2},
 		{name: "no spot", csv: header + "p5.48xlarge,H100,8.0,192,2048,98.32,,us-east-1,use1-az1\n", wantOffers: 1},
 		{name: "bad price names file and line", csv: header + "g5.xlarge,A10G,1,4,16,1.0,0.4,r,z\np5.48xlarge,H100,8,1,1,abc,,us-east-1,z\n", wantErr: "test.csv:3"},
 		{name: "negative price", csv: header + "p5.48xlarge,H100,8,1,1,-1,,us-east-1,z\n", wantErr: "negative"},
-		{name: "zero price skipped", csv: header + "p5.48xlarge,H100,8,1,1,0,,us-east-1,z\n", wantSkip: pricing.SkipZeroPrice},
-		{name: "unknown accelerator", csv: header + "x1.big,Z9000,1,1,1,1,,us-east-1,z\n", wantUnknown: "skypilot-aws:Z9000"},
-		{name: "cpu row", csv: header + "m5.large,,,2,8,0.1,,us-east-1,z\n", wantSkip: pricing.SkipNotGPU},
-		{name: "fractional count", csv: header + "g6f.large,L4,0.125,2,8,0.2,,us-east-1,z\n", wantSkip: pricing.SkipFractional},
+		{name: "hex float price", csv: header + "p5.48xlarge,H100,8,1,1,0x1p-2,,us-east-1,z\n", wantErr: `test.csv:2: on_demand price is not a decimal number: "0x1p-2"`},
+		{name: "inf spot price", csv: header + "p5.48xlarge,H100,8,1,1,98,inf,us-east-1,z\n", wantErr: `test.csv:2: spot price is not a decimal number: "inf"`},
+		{name: "nan price", csv: header + "p5.48xlarge,H100,8,1,1,NaN,,us-east-1,z\n", wantErr: "not a decimal number"},
+		{name: "zero price skipped", csv: header + good + "p5.48xlarge,H100,8,1,1,0,,us-east-1,z\n", wantOffers: 1, wantSkip: pricing.SkipZeroPrice},
+		{name: "unknown accelerator", csv: header + good + "x1.big,Z9000,1,1,1,1,,us-east-1,z\n", wantOffers: 1, wantUnknown: "skypilot-aws:Z9000"},
+		{name: "cpu row", csv: header + good + "m5.large,,,2,8,0.1,,us-east-1,z\n", wantOffers: 1, wantSkip: pricing.SkipNotGPU},
+		{name: "fractional count", csv: header + good + "g6f.large,L4,0.125,2,8,0.2,,us-east-1,z\n", wantOffers: 1, wantSkip: pricing.SkipFractional},
 		{name: "missing column", csv: "InstanceType,Price\np5,1\n", wantErr: "missing column"},
 		{name: "ragged row", csv: header + "p5.48xlarge,H100\n", wantErr: "test.csv"},
+		{name: "bare CR line ends read as lines", csv: strings.ReplaceAll(header+good+"p5.48xlarge,H100,8,1,1,98.32,30.1,us-east-1,z\n", "\n", "\r"), wantOffers: 3},
+		{name: "CRLF line ends", csv: strings.ReplaceAll(header+good, "\n", "\r\n"), wantOffers: 1},
+		{name: "header only is an error", csv: header, wantErr: "no rows after the header"},
+		{name: "no GPU offer is an error", csv: header + "m5.large,,,2,8,0.1,,us-east-1,z\n", wantErr: "no GPU offers in 1 rows (skipped: not_gpu=1"},
+		{name: "empty file", csv: "", wantErr: "test.csv: EOF"},
+		{name: "duplicate keeps the lower price and says so", csv: header + good + "g5.xlarge,A10G,1,4,16,0.9,,us-east-1,use1-az1\n",
+			wantOffers: 1, wantPrice: 0.9, wantSkip: pricing.SkipDuplicate,
+			wantWarning: "test.csv:2 at 1 USD/h and test.csv:3 at 0.9 USD/h; kept the lower price (test.csv:3)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,11 +214,18 @@ func TestSkyPilotRows(t *testing.T) {
 			if len(cat.Offers) != tt.wantOffers {
 				t.Errorf("offers = %d, want %d", len(cat.Offers), tt.wantOffers)
 			}
+			if tt.wantPrice != 0 && cat.Offers[0].PricePerHour != tt.wantPrice {
+				t.Errorf("price = %v, want %v", cat.Offers[0].PricePerHour, tt.wantPrice)
+			}
 			if tt.wantUnknown != "" && cat.Unknown[tt.wantUnknown] != 1 {
 				t.Errorf("unknown = %v", cat.Unknown)
 			}
 			if tt.wantSkip != "" && cat.Skipped[tt.wantSkip] != 1 {
 				t.Errorf("skipped = %v, want %s", cat.Skipped, tt.wantSkip)
+			}
+			if tt.wantWarning != "" && (len(cat.Warnings) != 1 ||
+				!strings.Contains(strings.ReplaceAll(cat.Warnings[0], filepath.Dir(path)+string(filepath.Separator), ""), tt.wantWarning)) {
+				t.Errorf("warnings = %q, want one saying %q", cat.Warnings, tt.wantWarning)
 			}
 		})
 	}
@@ -233,23 +254,30 @@ func FuzzParseSkyPilot(f *testing.F) {
 		f.Add(b[:min(len(b), 2000)], "gcp")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, provider string) {
-		rows, err := parseSkyPilot(bytes.NewReader(data), "fuzz.csv")
+		cat, err := parseCatalog(data, "fuzz.csv", provider)
 		if err != nil {
 			return
 		}
-		for i := range rows {
-			rows[i].provider = provider
-		}
-		var cat pricing.Catalog
-		if normalizeSkyPilot(rows, "fuzz", at, &cat) != nil {
-			return
-		}
+		assertValid(t, cat)
 		for _, o := range cat.Offers {
-			if !(o.PricePerHour > 0) || o.GPUCount <= 0 || o.Region == "" || o.InstanceType == "" {
-				t.Fatalf("invalid offer accepted: %+v", o)
+			if o.InstanceType == "" || !strings.HasPrefix(cat.Origin(o.Key()), "fuzz.csv:") {
+				t.Fatalf("offer without instance type or origin accepted: %+v", o)
 			}
 		}
 	})
+}
+
+// parseCatalog reads one catalog body as Fetch does, without a file.
+func parseCatalog(data []byte, name, provider string) (pricing.Catalog, error) {
+	n := newSkyNormalizer("test", at)
+	_, err := readSkyPilot(bytes.NewReader(data), name, func(r skyRow) error {
+		r.provider = provider
+		return n.add(r)
+	})
+	if err != nil {
+		return pricing.Catalog{}, err
+	}
+	return n.finish()
 }
 
 // TestMalformedCatalogNamesFileAndLine: a quote out of place on the last line used to panic
@@ -265,7 +293,7 @@ func TestMalformedCatalogNamesFileAndLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseSkyPilot(strings.NewReader(tt.body), "aws_vms.csv")
+			_, err := parseCatalog([]byte(tt.body), "aws_vms.csv", "aws")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}

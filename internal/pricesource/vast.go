@@ -110,7 +110,7 @@ func normalizeVast(offers []vastOffer, source string, at time.Time, cat *pricing
 			}
 			o := base
 			o.Market, o.PricePerHour = p.market, *p.price
-			if err := cat.Add(o, "USD"); err != nil {
+			if err := cat.AddFrom(o, "USD", fmt.Sprintf("offer %d", v.ID)); err != nil {
 				return fmt.Errorf("offer %d: %w", v.ID, err)
 			}
 		}

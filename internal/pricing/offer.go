@@ -210,10 +210,29 @@ func orUnnamed(where string) string {
 	return where
 }
 
-// Sort orders the offers by key, so that output and comparisons are deterministic.
+// Sort orders the offers by key, so that output and comparisons are deterministic. Each key
+// is built once, not once per comparison: a large catalog sorted by Key() in the comparator
+// spent more time and memory building keys than reading its file.
 func (c *Catalog) Sort() {
-	sort.Slice(c.Offers, func(i, j int) bool { return c.Offers[i].Key() < c.Offers[j].Key() })
+	keys := make([]string, len(c.Offers))
+	for i, o := range c.Offers {
+		keys[i] = o.Key()
+	}
+	sort.Sort(byKey{keys: keys, offers: c.Offers})
 	c.index = nil
+}
+
+// byKey sorts offers by their precomputed keys, swapping both together.
+type byKey struct {
+	keys   []string
+	offers []Offer
+}
+
+func (b byKey) Len() int           { return len(b.keys) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+	b.offers[i], b.offers[j] = b.offers[j], b.offers[i]
 }
 
 // Merge adds every offer and count of other into c.
