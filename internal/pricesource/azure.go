@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -25,16 +26,18 @@ type AzureRetail struct {
 	Region   string
 	Endpoint string       // defaults to AzureEndpoint
 	HTTP     *http.Client // defaults to http.DefaultClient
-	MaxPages int          // guard against a NextPageLink loop; defaults to 200
+	Limits   Limits       // per request: header and idle timeouts, body cap
+	MaxPages int          // guard against endless paging; defaults to 200
 }
 
 // Name identifies the source in metrics and events.
 func (a *AzureRetail) Name() string { return "azure-retail:" + a.Region }
 
 // Fetch reads every page for the region and normalizes it. Any failed page fails the fetch: a
-// partial catalog is never returned.
+// partial catalog is never returned. A NextPageLink that points back at a page already read
+// fails it as a cycle.
 func (a *AzureRetail) Fetch(ctx context.Context, at time.Time) (pricing.Catalog, error) {
-	c := client{source: a.Name(), http: a.HTTP}
+	c := client{source: a.Name(), http: a.HTTP, limits: a.Limits}
 	next, err := a.firstPage()
 	if err != nil {
 		return pricing.Catalog{}, err
@@ -44,21 +47,19 @@ func (a *AzureRetail) Fetch(ctx context.Context, at time.Time) (pricing.Catalog,
 	if maxPages <= 0 {
 		maxPages = 200
 	}
+	pages := map[string]int{} // page URL -> the page number it was read as
 	for n := 1; next != nil; n++ {
 		if n > maxPages {
 			return pricing.Catalog{}, c.decodeError(redactURL(next), fmt.Errorf("more than %d pages; stopping", maxPages))
 		}
-		req, _ := http.NewRequest(http.MethodGet, next.String(), nil)
-		body, err := c.do(ctx, req)
+		if first, ok := pages[next.String()]; ok {
+			return pricing.Catalog{}, &Error{Source: a.Name(), Where: redactURL(next), Kind: KindAPI,
+				Err: fmt.Errorf("%w: page %d's NextPageLink (%s) is page %d again", ErrPageCycle, n-1, skipOf(next), first)}
+		}
+		pages[next.String()] = n
+		page, err := a.page(ctx, c, next, at, &cat)
 		if err != nil {
 			return pricing.Catalog{}, fmt.Errorf("reading azure prices page %d: %w", n, err)
-		}
-		page, err := parseAzurePage(body)
-		if err != nil {
-			return pricing.Catalog{}, c.decodeError(redactURL(next), fmt.Errorf("page %d: %w", n, err))
-		}
-		if err := normalizeAzure(page.Items, a.Region, a.Name(), at, &cat); err != nil {
-			return pricing.Catalog{}, c.invalid(redactURL(next), fmt.Errorf("page %d: %w", n, err))
 		}
 		if next, err = a.nextPage(next, page); err != nil {
 			return pricing.Catalog{}, c.decodeError(redactURL(next), err)
@@ -66,6 +67,33 @@ func (a *AzureRetail) Fetch(ctx context.Context, at time.Time) (pricing.Catalog,
 	}
 	cat.Sort()
 	return cat, nil
+}
+
+// page reads one page, normalizing its rows into cat as they stream in.
+func (a *AzureRetail) page(ctx context.Context, c client, u *url.URL, at time.Time, cat *pricing.Catalog) (azurePage, error) {
+	req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
+	var page azurePage
+	var rowErr error
+	err := c.stream(ctx, req, func(r io.Reader) error {
+		var err error
+		page, err = parseAzurePage(r, func(it azureItem) error {
+			rowErr = normalizeAzure([]azureItem{it}, a.Region, a.Name(), at, cat)
+			return rowErr
+		})
+		return err
+	})
+	if rowErr != nil {
+		return azurePage{}, c.invalid(redactURL(u), rowErr)
+	}
+	return page, err
+}
+
+// skipOf names a page by its $skip for messages, since the rest of its query is the filter.
+func skipOf(u *url.URL) string {
+	if s := u.Query().Get("$skip"); s != "" {
+		return "$skip=" + s
+	}
+	return "the first page"
 }
 
 func (a *AzureRetail) endpoint() string {
@@ -92,7 +120,7 @@ func (a *AzureRetail) firstPage() (*url.URL, error) {
 // arrives without a link.
 func (a *AzureRetail) nextPage(cur *url.URL, page azurePage) (*url.URL, error) {
 	if page.NextPageLink == "" {
-		if page.Count < azurePageSize || len(page.Items) == 0 {
+		if page.Count < azurePageSize || page.Items == 0 {
 			return nil, nil
 		}
 		u := *cur
@@ -112,11 +140,12 @@ func (a *AzureRetail) nextPage(cur *url.URL, page azurePage) (*url.URL, error) {
 	return link, nil
 }
 
+// azurePage is one Retail Prices page without its rows, which stream to the caller.
 type azurePage struct {
-	BillingCurrency string      `json:"BillingCurrency"`
-	Items           []azureItem `json:"Items"`
-	NextPageLink    string      `json:"NextPageLink"`
-	Count           int         `json:"Count"`
+	BillingCurrency string
+	NextPageLink    string
+	Count           int
+	Items           int // rows read
 }
 
 type azureItem struct {
@@ -135,14 +164,37 @@ type azureItem struct {
 	ArmSkuName           string  `json:"armSkuName"`
 }
 
-// parseAzurePage decodes one Retail Prices page.
-func parseAzurePage(body []byte) (azurePage, error) {
+// azureShape is what a Retail Prices page must look like, for decode errors.
+const azureShape = "a Retail Prices page (a JSON object with an Items array)"
+
+// parseAzurePage decodes one Retail Prices page from r, handing each row to row as it is read.
+// A body of any other shape (an error document, HTML, a JSON array) is an error naming what
+// was expected and what came.
+func parseAzurePage(r io.Reader, row func(azureItem) error) (azurePage, error) {
 	var p azurePage
-	if err := json.Unmarshal(body, &p); err != nil {
+	items := false
+	dec := json.NewDecoder(r)
+	seen, err := walkObject(dec, azureShape, jsonFields{
+		"BillingCurrency": readString(&p.BillingCurrency),
+		"NextPageLink":    readString(&p.NextPageLink),
+		"Count":           func(dec *json.Decoder) error { return dec.Decode(&p.Count) },
+		"Items": func(dec *json.Decoder) (err error) {
+			items, err = walkArray(dec, func(_ int, dec *json.Decoder) error {
+				var it azureItem
+				if err := dec.Decode(&it); err != nil {
+					return err
+				}
+				p.Items++
+				return row(it)
+			})
+			return err
+		},
+	})
+	if err != nil {
 		return azurePage{}, err
 	}
-	if p.Items == nil {
-		return azurePage{}, fmt.Errorf("no Items array in the response")
+	if !items {
+		return azurePage{}, missing(azureShape, seen)
 	}
 	return p, nil
 }

@@ -1,6 +1,7 @@
 package pricesource
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"net/http"
@@ -168,12 +169,11 @@ func FuzzParseAzurePage(f *testing.F) {
 	f.Add(fixture(f, "azure-retail-prices-gpu-page2.json"))
 	f.Add([]byte(`{"Items":[{"retailPrice":-1,"armSkuName":"Standard_NC6s_v3","type":"Consumption"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		page, err := parseAzurePage(body)
-		if err != nil {
-			return
-		}
 		var cat pricing.Catalog
-		if err := normalizeAzure(page.Items, "eastus", "fuzz", at, &cat); err != nil {
+		_, err := parseAzurePage(bytes.NewReader(body), func(it azureItem) error {
+			return normalizeAzure([]azureItem{it}, "eastus", "fuzz", at, &cat)
+		})
+		if err != nil {
 			return
 		}
 		for _, o := range cat.Offers {

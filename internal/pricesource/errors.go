@@ -25,9 +25,14 @@ const (
 	KindNetwork     Kind = "network"      // no response at all
 	KindDecode      Kind = "decode"       // truncated or malformed body
 	KindInvalid     Kind = "invalid"      // well-formed but wrong data (negative price, not USD)
-	KindAPI         Kind = "api"          // the API answered 200 with an error document
+	KindAPI         Kind = "api"          // the API answered 200 with an error document, or paged in a cycle
+	KindTimeout     Kind = "timeout"      // no headers, no body progress, or the fetch's deadline passed
 	KindTooLarge    Kind = "too_large"    // a body over the source's cap
 )
+
+// ErrPageCycle is a pagination token or link that points back at a page already read: a provider
+// bug that would otherwise be followed until a page limit or forever.
+var ErrPageCycle = errors.New("pagination cycle")
 
 // Error is a failed fetch. It names the source and the endpoint without its query string, so
 // that API keys passed as query parameters never reach logs.
@@ -64,6 +69,8 @@ func (e *Error) hint() string {
 		return "check the credentials configured for this source"
 	case KindRateLimited:
 		return "the provider is rate limiting; the collector will retry later"
+	case KindTimeout:
+		return "the provider did not answer in time; raise the source's timeout if it is only slow"
 	}
 	return ""
 }
@@ -79,7 +86,7 @@ func (e *Error) RetryAfterDelay() time.Duration { return e.RetryAfter }
 // Retryable reports whether trying again may succeed.
 func (e *Error) Retryable() bool {
 	switch e.Kind {
-	case KindRateLimited, KindServer, KindNetwork, KindDecode, KindAPI:
+	case KindRateLimited, KindServer, KindNetwork, KindDecode, KindAPI, KindTimeout:
 		return true
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -25,15 +26,17 @@ type GCPBilling struct {
 	Regions  []string // fan out only to these; all service regions when empty
 	Endpoint string   // defaults to GCPEndpoint
 	HTTP     *http.Client
-	MaxPages int // defaults to 100
+	Limits   Limits // per request: header and idle timeouts, body cap
+	MaxPages int    // defaults to 100
 }
 
 // Name identifies the source in metrics and events.
 func (g *GCPBilling) Name() string { return "gcp-billing" }
 
-// Fetch walks every page of SKUs and keeps the GPU ones.
+// Fetch walks every page of SKUs and keeps the GPU ones. A nextPageToken already followed
+// fails the fetch as a cycle.
 func (g *GCPBilling) Fetch(ctx context.Context, at time.Time) (pricing.Catalog, error) {
-	c := client{source: g.Name(), http: g.HTTP, secrets: []Secret{g.APIKey}}
+	c := client{source: g.Name(), http: g.HTTP, limits: g.Limits, secrets: []Secret{g.APIKey}}
 	endpoint := g.Endpoint
 	if endpoint == "" {
 		endpoint = GCPEndpoint
@@ -48,26 +51,32 @@ func (g *GCPBilling) Fetch(ctx context.Context, at time.Time) (pricing.Catalog, 
 	}
 	var cat pricing.Catalog
 	token := ""
+	tokens := map[string]int{} // token -> the page it was followed to
 	for n := 1; ; n++ {
 		if n > maxPages {
 			return pricing.Catalog{}, c.decodeError(redactURL(base), fmt.Errorf("more than %d pages; stopping", maxPages))
 		}
-		page, err := g.page(ctx, c, *base, token)
+		next, err := g.page(ctx, c, *base, token, at, &cat)
 		if err != nil {
 			return pricing.Catalog{}, fmt.Errorf("reading gcp skus page %d: %w", n, err)
 		}
-		if err := normalizeGCP(page.Skus, g.Regions, g.Name(), at, &cat); err != nil {
-			return pricing.Catalog{}, c.invalid(redactURL(base), fmt.Errorf("page %d: %w", n, err))
-		}
-		if token = page.NextPageToken; token == "" {
+		if next == "" {
 			break
 		}
+		if first, ok := tokens[next]; ok {
+			return pricing.Catalog{}, &Error{Source: g.Name(), Where: redactURL(base), Kind: KindAPI,
+				Err: fmt.Errorf("%w: page %d's nextPageToken %q was already followed to page %d", ErrPageCycle, n, short(next), first)}
+		}
+		tokens[next] = n + 1
+		token = next
 	}
 	cat.Sort()
 	return cat, nil
 }
 
-func (g *GCPBilling) page(ctx context.Context, c client, u url.URL, token string) (gcpPage, error) {
+// page reads one page, normalizing its SKUs into cat as they stream in, and returns the next
+// page's token.
+func (g *GCPBilling) page(ctx context.Context, c client, u url.URL, token string, at time.Time, cat *pricing.Catalog) (string, error) {
 	q := u.Query()
 	q.Set("currencyCode", "USD")
 	q.Set("pageSize", "5000")
@@ -79,20 +88,20 @@ func (g *GCPBilling) page(ctx context.Context, c client, u url.URL, token string
 	}
 	u.RawQuery = q.Encode()
 	req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
-	body, err := c.do(ctx, req)
-	if err != nil {
-		return gcpPage{}, err
+	var next string
+	var skuErr error
+	err := c.stream(ctx, req, func(r io.Reader) error {
+		var err error
+		next, err = parseGCPPage(r, func(s gcpSKU) error {
+			skuErr = normalizeGCP([]gcpSKU{s}, g.Regions, g.Name(), at, cat)
+			return skuErr
+		})
+		return err
+	})
+	if skuErr != nil {
+		return "", c.invalid(redactURL(&u), skuErr)
 	}
-	page, err := parseGCPPage(body)
-	if err != nil {
-		return gcpPage{}, c.decodeError(redactURL(&u), err)
-	}
-	return page, nil
-}
-
-type gcpPage struct {
-	Skus          []gcpSKU `json:"skus"`
-	NextPageToken string   `json:"nextPageToken"`
+	return next, err
 }
 
 type gcpSKU struct {
@@ -122,16 +131,43 @@ type gcpMoney struct {
 	Nanos        int64  `json:"nanos"`
 }
 
-// parseGCPPage decodes one skus.list page.
-func parseGCPPage(body []byte) (gcpPage, error) {
-	var p gcpPage
-	if err := json.Unmarshal(body, &p); err != nil {
-		return gcpPage{}, err
+// gcpShape is what a skus.list page must look like, for decode errors.
+const gcpShape = "a skus.list page (a JSON object with a skus array)"
+
+// parseGCPPage decodes one skus.list page from r, handing each SKU to sku as it is read, and
+// returns the next page's token. A body of any other shape is an error naming what was
+// expected and what came.
+func parseGCPPage(r io.Reader, sku func(gcpSKU) error) (string, error) {
+	var next string
+	dec := json.NewDecoder(r)
+	seen, err := walkObject(dec, gcpShape, jsonFields{
+		"nextPageToken": readString(&next),
+		"skus": func(dec *json.Decoder) error {
+			_, err := walkArray(dec, func(_ int, dec *json.Decoder) error {
+				var s gcpSKU
+				if err := dec.Decode(&s); err != nil {
+					return err
+				}
+				return sku(s)
+			})
+			return err
+		},
+	})
+	if err != nil {
+		return "", err
 	}
-	if p.Skus == nil && !strings.Contains(string(body), `"skus"`) {
-		return gcpPage{}, fmt.Errorf("no skus array in the response")
+	if !seen["skus"] {
+		return "", missing(gcpShape, seen)
 	}
-	return p, nil
+	return next, nil
+}
+
+// short is a token cut to a length fit for a message.
+func short(token string) string {
+	if len(token) > 40 {
+		return token[:40] + "..."
+	}
+	return token
 }
 
 // value is units + nanos/1e9. Both carry the sign; nanos must stay within one unit.

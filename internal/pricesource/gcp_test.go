@@ -1,6 +1,7 @@
 package pricesource
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"net/http"
@@ -170,12 +171,11 @@ func FuzzParseGCPPage(f *testing.F) {
 	f.Add(fixture(f, "gcp-billing-skus-gpu-page1.json"))
 	f.Add(fixture(f, "gcp-billing-skus-gpu-page2.json"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		page, err := parseGCPPage(body)
-		if err != nil {
-			return
-		}
 		var cat pricing.Catalog
-		if normalizeGCP(page.Skus, nil, "fuzz", at, &cat) != nil {
+		_, err := parseGCPPage(bytes.NewReader(body), func(s gcpSKU) error {
+			return normalizeGCP([]gcpSKU{s}, nil, "fuzz", at, &cat)
+		})
+		if err != nil {
 			return
 		}
 		for _, o := range cat.Offers {

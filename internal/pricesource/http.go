@@ -11,9 +11,6 @@ import (
 	"strings"
 )
 
-// maxBody bounds one response body; a GCP catalog page of 5,000 SKUs is about 10 MB.
-const maxBody = 64 << 20
-
 // Secret is a credential. It prints as [redacted] so that it cannot leak through %v, logs or
 // errors by accident.
 type Secret string
@@ -48,44 +45,69 @@ func LoadSecret(env, path string) (Secret, error) {
 	return "", errors.New("no credential configured: set an environment variable or a file")
 }
 
-// client sends one request and reads a whole, bounded, 2xx body. Anything else becomes an
-// *Error naming where without the query string, with every secret scrubbed from the message.
+// client sends requests through guardedClient and hands back 2xx bodies, streamed or whole.
+// Anything else becomes an *Error naming where without the query string, with every secret
+// scrubbed from the message.
 type client struct {
 	source  string
 	http    *http.Client
+	limits  Limits
 	secrets []Secret
 }
 
+// do reads a whole 2xx body, for the small answers of the neocloud APIs.
 func (c client) do(ctx context.Context, req *http.Request) ([]byte, error) {
+	var body []byte
+	err := c.stream(ctx, req, func(r io.Reader) error {
+		var err error
+		body, err = io.ReadAll(r)
+		return err
+	})
+	return body, err
+}
+
+// stream sends req and hands a 2xx body to decode as it arrives, so that a page is never held
+// whole in memory. A failure of decode is a decode error unless the transport caused it (a
+// stall, the body cap, the fetch's deadline).
+func (c client) stream(ctx context.Context, req *http.Request, decode func(io.Reader) error) error {
 	where := redactURL(req.URL)
-	hc := c.http
-	if hc == nil {
-		hc = http.DefaultClient
+	g := guardedClient{limits: c.limits}
+	if c.http != nil {
+		g.http = c.http
 	}
-	resp, err := hc.Do(req.WithContext(ctx))
+	resp, err := g.Do(req.WithContext(ctx))
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // *url.Error repeats the full URL, query and key included
 		}
-		return nil, &Error{Source: c.source, Where: where, Kind: KindNetwork, Err: c.scrub(err)}
+		return c.transportError(where, 0, KindNetwork, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return nil, &Error{Source: c.source, Where: where, Kind: KindDecode, Status: resp.StatusCode,
-			Err: fmt.Errorf("reading body: %w", c.scrub(err))}
-	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		e := statusError(c.source, where, resp, body)
 		e.Err = c.scrub(e.Err)
-		return nil, e
+		return e
 	}
-	if len(body) > maxBody {
-		return nil, &Error{Source: c.source, Where: where, Kind: KindDecode, Status: resp.StatusCode,
-			Err: fmt.Errorf("response larger than %d bytes", maxBody)}
+	if err := decode(resp.Body); err != nil {
+		return c.transportError(where, resp.StatusCode, KindDecode, err)
 	}
-	return body, nil
+	return nil
+}
+
+// transportError is err as an *Error: a timeout or an oversized body when the transport says
+// so, otherwise of kind def.
+func (c client) transportError(where string, status int, def Kind, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	kind, ok := transportKind(err)
+	if !ok {
+		kind = def
+	}
+	return &Error{Source: c.source, Where: where, Kind: kind, Status: status, Err: c.scrub(err)}
 }
 
 // decodeError wraps a body that could not be parsed.
