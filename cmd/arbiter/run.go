@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
-	"github.com/prometheus/client_golang/prometheus"
-	slackapi "github.com/slack-go/slack"
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -26,13 +21,13 @@ import (
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
-	"github.com/bursar-dev/bursar/internal/events"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/report"
 	"github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/store"
+	"github.com/bursar-dev/bursar/internal/system"
 )
 
 type runOptions struct {
@@ -140,32 +135,25 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	if err != nil {
 		return err
 	}
-	var leading func() bool // without a fleet there is no lease: this arbiter alone posts
-	if cfg != nil {
+	if cfg == nil { // no fleet, no lease: this arbiter alone posts alerts
+		part, err := system.Alerts(system.AlertOptions{JS: js, Slack: sc, Stale: o.stale, Registry: reg, Log: log})
+		if err != nil {
+			return err
+		}
+		if part != nil {
+			addContext(&group, ctx, part)
+		}
+	} else {
 		acts, err := actuators(cfg, log)
 		if err != nil {
 			return err
 		}
-		budgets, err := startBudgets(ctx, &group, cfg, js, sc, o.slackListen, log)
+		sys, err := system.New(cctx, system.Options{Arbiter: arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log,
+			Registry: reg, Identity: o.identity, LeaseTTL: o.leaseTTL}, Slack: sc, SlackListen: o.slackListen, Stale: o.stale})
 		if err != nil {
 			return err
 		}
-		svc, err := arbiter.New(cctx, arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log, Registry: reg,
-			Identity: o.identity, LeaseTTL: o.leaseTTL, Gate: budgets, Caps: budgets})
-		if err != nil {
-			return err
-		}
-		budgets.Attach(svc)
-		leading = svc.Leading
-		addContext(&group, ctx, func(ctx context.Context) error {
-			if err := budgets.Ready(ctx); err != nil {
-				return err
-			}
-			return svc.Run(ctx)
-		})
-	}
-	if err := startAlerts(ctx, &group, sc, js, leading, o.stale, reg, log); err != nil {
-		return err
+		addContext(&group, ctx, sys.Run)
 	}
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
@@ -237,71 +225,6 @@ func splitListen(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// startBudgets builds the arbiter's budgets and their Slack approvals, and adds to the group what
-// must run beside them: the budgets themselves, the timeout sweep and, with Slack, the endpoint
-// or Socket Mode connection that receives the clicks. Slack's secrets come from the environment
-// only. Without Slack, budgets still apply; held actions wait for their timeout and are rejected.
-func startBudgets(ctx context.Context, g *run.Group, cfg *fleetfile.Config, js jetstream.JetStream, sc slack.Config,
-	listen string, log *slog.Logger) (*arbiter.Budgets, error) {
-	pub := bus.NewPublisher(js)
-	now := func() time.Time { return time.Now().UTC() }
-	var api chat = offlineChat{}
-	var onAlert func(context.Context, *events.BudgetAlert)
-	if sc.Enabled() {
-		if err := sc.Check(listen == ""); err != nil {
-			return nil, fmt.Errorf("%w (or pass --slack-listen for an HTTP endpoint)", err)
-		}
-		client, _ := sc.Client()
-		api = client
-		notifier := slack.NewNotifier(client, sc.Channel, log)
-		onAlert = func(ctx context.Context, a *events.BudgetAlert) {
-			if _, err := notifier.Post(ctx, slack.BudgetCrossed{BudgetAlert: a}); err != nil {
-				log.Warn("posting a budget alert to slack", "policy", a.Policy, "err", err)
-			}
-		}
-	} else {
-		log.Warn("no Slack configured (BURSAR_SLACK_BOT_TOKEN_FILE, BURSAR_SLACK_CHANNEL): budgets apply, " +
-			"but nobody can be asked to approve; actions held for approval are rejected when their timeout passes")
-	}
-	approvals := slack.NewApprovals(api, sc.Channel, pub, now, log)
-	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: cfg, JS: js, Asker: approvals, Log: log, OnAlert: onAlert})
-	approvals.OnDecision = b.Decided
-	addContext(g, ctx, b.Run)
-	addContext(g, ctx, func(ctx context.Context) error { return approvals.Run(ctx, 30*time.Second) })
-	switch {
-	case !sc.Enabled():
-	case listen != "":
-		h := slack.NewInteractionHandler(slack.NewVerifier(sc.SigningSecret, time.Now), approvals, log)
-		addContext(g, ctx, func(ctx context.Context) error { return serveInteractions(ctx, listen, h, log) })
-	default:
-		_, socket := sc.Client()
-		addContext(g, ctx, func(ctx context.Context) error { return slack.RunSocketMode(ctx, socket, approvals, log) })
-	}
-	return b, nil
-}
-
-// startAlerts adds to the group the part that posts reclaims handled, failed actions and stale
-// sources to Slack (internal/alert). It follows the bus beside the arbiter and posts only while
-// leading reports true; leading nil means no lease (no fleet file), so this arbiter posts.
-func startAlerts(ctx context.Context, g *run.Group, sc slack.Config, js jetstream.JetStream, leading func() bool,
-	th alert.Thresholds, reg prometheus.Registerer, log *slog.Logger) error {
-	if !sc.Enabled() {
-		log.Info("no Slack configured: reclaim, failed action and stale source alerts are off")
-		return nil
-	}
-	if leading == nil {
-		log.Warn("no fleet file, so no leader lease: this arbiter posts alerts; run only one such arbiter per channel")
-	}
-	client, _ := sc.Client()
-	svc, err := alert.New(alert.Options{JS: js, Poster: slack.NewNotifier(client, sc.Channel, log), Leading: leading,
-		Thresholds: th, Log: log, Registry: reg})
-	if err != nil {
-		return fmt.Errorf("starting alerts: %w", err)
-	}
-	addContext(g, ctx, svc.Run)
-	return nil
-}
-
 // checkStale refuses negative thresholds; 0 is how a check is turned off.
 func checkStale(th alert.Thresholds) error {
 	if th.Prices < 0 {
@@ -311,55 +234,4 @@ func checkStale(th alert.Thresholds) error {
 		return fmt.Errorf("--stale-telemetry %s: must be 0 (off) or more, e.g. 2m", th.Telemetry)
 	}
 	return nil
-}
-
-// serveInteractions serves Slack's interaction endpoint until ctx ends.
-func serveInteractions(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
-	mux := http.NewServeMux()
-	mux.Handle("/slack/interactions", h)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--slack-listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	log.Info("slack interactions endpoint is up", "url", "http://"+ln.Addr().String()+"/slack/interactions")
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("slack interactions endpoint: %w", err)
-	}
-	return nil
-}
-
-// chat is the part of Slack's Web API the approvals use.
-type chat interface {
-	PostMessageContext(ctx context.Context, channelID string, options ...slackapi.MsgOption) (string, string, error)
-	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slackapi.MsgOption) (string, string, string, error)
-	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slackapi.MsgOption) (string, error)
-	GetUserGroupMembersContext(ctx context.Context, group string, options ...slackapi.GetUserGroupMembersOption) ([]string, error)
-}
-
-// offlineChat stands in for Slack when none is configured: requests are "posted" nowhere, so
-// they stay pending until the sweep rejects them at their timeout, and the audit events are
-// still published.
-type offlineChat struct{}
-
-func (offlineChat) PostMessageContext(context.Context, string, ...slackapi.MsgOption) (string, string, error) {
-	return "", "offline", nil
-}
-
-func (offlineChat) UpdateMessageContext(context.Context, string, string, ...slackapi.MsgOption) (string, string, string, error) {
-	return "", "", "", nil
-}
-
-func (offlineChat) PostEphemeralContext(context.Context, string, string, ...slackapi.MsgOption) (string, error) {
-	return "", nil
-}
-
-func (offlineChat) GetUserGroupMembersContext(context.Context, string, ...slackapi.GetUserGroupMembersOption) ([]string, error) {
-	return nil, nil
 }

@@ -1,0 +1,130 @@
+// Package system builds the arbiter as every program runs it: the arbiter service with its
+// budgets and approvals and, with Slack configured, its alerts. `arbiter run`, `arbiter demo` and
+// the replay through the service all build it here, so what the demo and the replay measure is
+// what runs.
+package system
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/oklog/run"
+
+	"github.com/bursar-dev/bursar/internal/alert"
+	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/slack"
+)
+
+// Options configure a System. Arbiter holds the service's own options (fleet, JetStream,
+// actuators, clock, log, metrics, lease, tuning); its Gate and Caps are the system's budgets.
+type Options struct {
+	Arbiter arbiter.Options
+	// Slack, when enabled, asks approvers and posts alerts; the zero Config runs without Slack:
+	// budgets apply, held actions are rejected at their timeout, and no alert is posted.
+	Slack slack.Config
+	// SlackListen is the address of the endpoint Slack posts approval clicks to; empty selects
+	// Socket Mode (with Slack enabled).
+	SlackListen string
+	Stale       alert.Thresholds // when sources count as stale; zero values turn a check off
+}
+
+// System is the arbiter service and the parts that run beside it.
+type System struct {
+	Service *arbiter.Service
+	Budgets *arbiter.Budgets
+	parts   []func(context.Context) error
+	log     *slog.Logger
+
+	stop context.CancelFunc // set by Start
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+// New builds the system. It starts nothing: Run does, or Start for a caller that drives the
+// service round by round on a virtual clock.
+func New(ctx context.Context, o Options) (*System, error) {
+	ao := o.Arbiter
+	if ao.Log == nil {
+		ao.Log = slog.New(slog.DiscardHandler)
+	}
+	if ao.Config == nil || ao.JS == nil || ao.Actuator == nil {
+		return nil, errors.New("the arbiter system needs a fleet config, JetStream and an actuator")
+	}
+	s := &System{log: ao.Log}
+	b, err := s.budgets(o)
+	if err != nil {
+		return nil, err
+	}
+	ao.Gate, ao.Caps = b, b
+	svc, err := arbiter.New(ctx, ao)
+	if err != nil {
+		return nil, err
+	}
+	b.Attach(svc)
+	s.Service, s.Budgets = svc, b
+	if err := s.alerts(o, svc.Leading); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run runs every part and the service on their own timers until ctx ends; the service starts
+// once the budgets have loaded, so its first plan is judged on them.
+func (s *System) Run(ctx context.Context) error {
+	var g run.Group
+	for _, p := range s.parts {
+		addContext(&g, ctx, p)
+	}
+	addContext(&g, ctx, func(ctx context.Context) error {
+		if err := s.Budgets.Ready(ctx); err != nil {
+			return err
+		}
+		return s.Service.Run(ctx)
+	})
+	return g.Run()
+}
+
+// Start runs the parts beside the service in the background and starts the service without
+// timers (arbiter.Service.Start): the caller then drives it with Service.Step. Close stops it.
+func (s *System) Start(ctx context.Context) error {
+	pctx, stop := context.WithCancel(ctx)
+	s.stop = stop
+	for _, p := range s.parts {
+		s.wg.Go(func() {
+			if err := p(pctx); err != nil && pctx.Err() == nil {
+				s.mu.Lock()
+				s.errs = append(s.errs, err)
+				s.mu.Unlock()
+				s.log.Error("a part of the arbiter system stopped", "err", err)
+			}
+		})
+	}
+	if err := s.Budgets.Ready(ctx); err != nil {
+		return err
+	}
+	if err := s.Service.Start(ctx); err != nil {
+		return fmt.Errorf("starting the arbiter: %w", err)
+	}
+	return nil
+}
+
+// Close stops what Start started and returns what failed in the background.
+func (s *System) Close() error {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
+}
+
+// addContext adds a part that runs until its context is cancelled, to stop with the group.
+func addContext(g *run.Group, parent context.Context, part func(context.Context) error) {
+	ctx, cancel := context.WithCancel(parent)
+	g.Add(func() error { return part(ctx) }, func(error) { cancel() })
+}
