@@ -49,7 +49,7 @@ func walkObject(dec *json.Decoder, want string, fields jsonFields) (map[string]b
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("data after the JSON object")
+		return nil, fmt.Errorf("want %s, got data after the JSON object", want)
 	}
 	return seen, nil
 }
