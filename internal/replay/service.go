@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
+	"github.com/bursar-dev/bursar/internal/system"
 )
 
 func init() {
@@ -36,6 +38,7 @@ type service struct {
 	stop  context.CancelFunc
 	clk   *virtualClock
 	world *world
+	sys   *system.System
 	svc   *arbiter.Service
 	pub   *bus.Publisher
 	close func()
@@ -99,10 +102,11 @@ func (p *service) build() error {
 	}
 	o := arbiter.Options{Config: cfg, JS: js, Actuator: p.world, Log: log, Clock: p.clk, Identity: "replay",
 		LeaseTTL: time.Minute, Policy: p.policy()}
-	if p.svc, err = arbiter.New(p.ctx, o); err != nil {
+	if p.sys, err = system.New(p.ctx, system.Options{Arbiter: o}); err != nil {
 		return err
 	}
-	return p.svc.Start(p.ctx)
+	p.svc = p.sys.Service
+	return p.sys.Start(p.ctx)
 }
 
 func (p *service) newFleet(cfg *fleet.Config) *sim.Fleet {
@@ -240,6 +244,9 @@ func (p *service) asked() Decision {
 
 // Close stops the service and its NATS server, and returns what went wrong during the window.
 func (p *service) Close() error {
+	if p.sys != nil {
+		p.err = errors.Join(p.err, p.sys.Close())
+	}
 	p.stop()
 	if p.close != nil {
 		p.close()
