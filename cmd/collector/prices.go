@@ -32,6 +32,7 @@ func newPricesCmd() *cobra.Command {
 	f.StringVar(&o.Region, "region", "", "region to fetch (azure, aws-spot, aws-ondemand; narrows gcp)")
 	f.StringArrayVar(&o.Files, "file", nil, "SkyPilot catalog CSV or reserved contracts YAML (repeatable)")
 	f.StringVar(&o.Endpoint, "endpoint", "", "override the provider API endpoint")
+	f.DurationVar(&o.Timeout, "timeout", collect.DefaultTimeout, "give up a fetch (every page of it) after this long")
 	cli.OutputFlag(cmd, &o.Output, collect.Formats...)
 	return cmd
 }

@@ -103,6 +103,9 @@ func (c *Collector) stateOf(name string) *sourceState {
 func (c *Collector) RunOnce(ctx context.Context, job Job, at time.Time, snapshot bool) (int, error) {
 	name := job.Source.Name()
 	cat, err := c.fetch(ctx, job, at)
+	if err == nil {
+		err = c.checkNotEmpty(name, cat)
+	}
 	if err != nil {
 		c.failed(ctx, job, err)
 		return 0, err
@@ -127,6 +130,36 @@ func (c *Collector) RunOnce(ctx context.Context, job Job, at time.Time, snapshot
 	}
 	c.log.Info("prices collected", "source", name, "offers", len(cat.Offers), "published", n, "snapshot", snapshot)
 	return n, nil
+}
+
+// EmptyError is a source that answered with no offers where its last good catalog had some:
+// an error page with status 200, a filter gone wrong, a provider's outage. It is a failed run,
+// so the last good catalog stays and the source goes stale, instead of every offer vanishing.
+type EmptyError struct {
+	Source string
+	Had    int // offers in the last good catalog
+}
+
+func (e *EmptyError) Error() string {
+	return fmt.Sprintf("%s answered with no offers (its last good catalog had %d); keeping that catalog", e.Source, e.Had)
+}
+
+// ErrorKind is the metric label of an empty answer.
+func (e *EmptyError) ErrorKind() string { return "empty" }
+
+// checkNotEmpty fails an empty catalog from a source whose last good one had offers.
+func (c *Collector) checkNotEmpty(name string, cat pricing.Catalog) error {
+	if len(cat.Offers) > 0 {
+		return nil
+	}
+	c.mu.Lock()
+	had := len(c.stateOf(name).catalog.Offers)
+	c.mu.Unlock()
+	if had == 0 {
+		c.log.Warn("price source answered with no offers", "source", name, "skipped", cat.Skipped, "unknown", cat.Unknown)
+		return nil
+	}
+	return &EmptyError{Source: name, Had: had}
 }
 
 // publish sends an event for every offer whose price differs from the last one published

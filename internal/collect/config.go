@@ -154,7 +154,7 @@ func (sc SourceConfig) Job(ctx context.Context, d JobDefaults) (Job, error) {
 		Source:     src,
 		Schedule:   orString(sc.Schedule, orString(d.Schedule, "@every 10m")),
 		Jitter:     orDur(sc.Jitter, orDur(d.Jitter, 30*time.Second)),
-		Timeout:    orDur(sc.Timeout, orDur(d.Timeout, time.Minute)),
+		Timeout:    orDur(sc.Timeout, orDur(d.Timeout, DefaultTimeout)),
 		Retries:    retries,
 		Backoff:    orDur(sc.Backoff, orDur(d.Backoff, 2*time.Second)),
 		MaxBackoff: orDur(sc.MaxBackoff, orDur(d.MaxBackoff, time.Minute)),

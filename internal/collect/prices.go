@@ -15,12 +15,17 @@ import (
 
 // PricesOptions is a one-shot fetch for a person checking what Bursar sees.
 type PricesOptions struct {
-	Source   string   // a kind from Kinds; skypilot (or reserved for .yaml) when only Files are given
-	Region   string   // for azure, aws-*, and to narrow gcp
-	Files    []string // for skypilot and reserved
-	Endpoint string   // API endpoint override
-	Output   string   // one of Formats
+	Source   string        // a kind from Kinds; skypilot (or reserved for .yaml) when only Files are given
+	Region   string        // for azure, aws-*, and to narrow gcp
+	Files    []string      // for skypilot and reserved
+	Endpoint string        // API endpoint override
+	Output   string        // one of Formats
+	Timeout  time.Duration // of the whole fetch; 0: DefaultTimeout
 }
+
+// DefaultTimeout bounds one fetch of a source, every page of it, in `collector prices` and in
+// `collector run` when the config sets none.
+const DefaultTimeout = time.Minute
 
 func (o PricesOptions) source() SourceConfig {
 	kind := o.Source
@@ -47,9 +52,19 @@ func Prices(ctx context.Context, o PricesOptions, at time.Time, out, errOut io.W
 	if err != nil {
 		return err
 	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := withFetchDeadline(ctx, timeout, "--timeout")
+	defer cancel()
 	cat, err := src.Fetch(ctx, at)
 	if err != nil {
 		return err
+	}
+	if len(cat.Offers) == 0 {
+		summarize(errOut, 0, cat.Skipped, cat.Unknown)
+		return fmt.Errorf("prices: %s answered with no offers: check --region and --endpoint, and the rows skipped above", src.Name())
 	}
 	if err := WriteOffers(out, o.Output, cat.Offers); err != nil {
 		return err

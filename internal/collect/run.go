@@ -46,7 +46,7 @@ func (c *Collector) fetch(ctx context.Context, job Job, at time.Time) (pricing.C
 func (c *Collector) attempt(ctx context.Context, job Job, at time.Time) (cat pricing.Catalog, err error) {
 	if job.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
+		ctx, cancel = withFetchDeadline(ctx, job.Timeout, `the source's "timeout:" in collector.yaml`)
 		defer cancel()
 	}
 	defer func() {
@@ -56,6 +56,13 @@ func (c *Collector) attempt(ctx context.Context, job Job, at time.Time) (cat pri
 		}
 	}()
 	return job.Source.Fetch(ctx, at)
+}
+
+// withFetchDeadline bounds a whole fetch, every page of it. The cause it sets names the limit
+// and where it is set, so a source's timeout error says which limit ran out; it wraps
+// context.DeadlineExceeded, so the fetch still counts as a timeout and is retried.
+func withFetchDeadline(ctx context.Context, d time.Duration, setting string) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, fmt.Errorf("fetch took longer than its %s limit (%s): %w", d, setting, context.DeadlineExceeded))
 }
 
 // shouldRetry: errors that say whether they are retryable are believed; a timeout is retried;
