@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -43,10 +44,22 @@ func (s *Service) follow(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("following %s on %s: %w", sp.subject, sp.stream, err)
 		}
+		st, err := s.o.JS.Stream(ctx, sp.stream)
+		if err != nil {
+			return fmt.Errorf("following %s on %s: %w", sp.subject, sp.stream, err)
+		}
+		in := &input{stream: st, subject: sp.subject}
+		if info := cons.CachedInfo(); info != nil {
+			in.folded.Store(info.Delivered.Stream) // what lies before the lookback counts as folded
+		}
+		s.inputs = append(s.inputs, in)
 		cc, err := cons.Consume(func(m jetstream.Msg) {
 			s.fold(m)
-			if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
-				caught()
+			if md, err := m.Metadata(); err == nil {
+				in.folded.Store(md.Sequence.Stream)
+				if md.NumPending == 0 {
+					caught()
+				}
 			}
 		})
 		if err != nil {
@@ -58,6 +71,14 @@ func (s *Service) follow(ctx context.Context) error {
 		go func() { <-ctx.Done(); cc.Stop() }()
 	}
 	return nil
+}
+
+// input is one followed subject and the stream sequence of the last message folded from it, so
+// a caller stepping the service can wait until everything published is folded (AwaitFolded).
+type input struct {
+	stream  jetstream.Stream
+	subject string
+	folded  atomic.Uint64
 }
 
 // fold decodes one message into the market view and wakes the loop when a plan may change.

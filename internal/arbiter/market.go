@@ -98,19 +98,25 @@ func (m *market) reclaim(e *events.CapacityReclaimed, received time.Time) {
 	}
 }
 
-// replicaState folds a report of what runs.
+// replicaState folds a report of what runs read back from the bus. Only one newer than the
+// report held counts: one made at the same time is the leader's own, folded directly when it was
+// made and fuller (pending launches and why); on a stepped clock its copy comes back in the
+// middle of the next round's plan, and must not hide a launch that found no capacity.
 func (m *market) replicaState(e *events.ReplicaState) {
-	m.observe([]actuate.Observed{{Group: actuate.Group{Workload: e.Workload, Location: e.Location, Market: e.Market},
-		Offer: e.Offer, Desired: e.Desired, Ready: e.Ready}}, e.At)
+	m.fold([]actuate.Observed{{Group: actuate.Group{Workload: e.Workload, Location: e.Location, Market: e.Market},
+		Offer: e.Offer, Desired: e.Desired, Ready: e.Ready}}, e.At, true)
 }
 
 // observe folds actuator reports made at a time; instance names, when given, index where each
 // group runs. A report older than the one held for a group is ignored.
-func (m *market) observe(obs []actuate.Observed, at time.Time) {
+func (m *market) observe(obs []actuate.Observed, at time.Time) { m.fold(obs, at, false) }
+
+// fold is observe; newerOnly also ignores a report made at the time of the one held.
+func (m *market) fold(obs []actuate.Observed, at time.Time, newerOnly bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, o := range obs {
-		if at.Before(m.observedAt[o.Group]) {
+		if held := m.observedAt[o.Group]; at.Before(held) || (newerOnly && at.Equal(held)) {
 			continue
 		}
 		m.observedAt[o.Group] = at

@@ -26,3 +26,18 @@ func TestOlderReportDoesNotUndoNewer(t *testing.T) {
 		t.Fatalf("ready = %d after a newer report, want 1", got)
 	}
 }
+
+// On a stepped clock the copy of the leader's own report comes back from the bus at the time of
+// that report, in the middle of the next round's plan; it carries no pending launches and must
+// not hide one that found no capacity.
+func TestOwnReportCopyDoesNotHidePending(t *testing.T) {
+	m := newMarket(nil)
+	g := actuate.Group{Workload: "svc", Location: "a", Market: events.Spot}
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	m.observe([]actuate.Observed{{Group: g, Desired: 3, Ready: 2, Pending: 1, Reason: actuate.ReasonNoCapacity}}, t0)
+	m.replicaState(&events.ReplicaState{Meta: events.Meta{At: t0}, Workload: "svc", Location: "a",
+		Market: events.Spot, Desired: 3, Ready: 2})
+	if got := m.observed[g]; got.Pending != 1 || got.Reason != actuate.ReasonNoCapacity {
+		t.Fatalf("after the report's own copy: pending %d (%q), want 1 (%q)", got.Pending, got.Reason, actuate.ReasonNoCapacity)
+	}
+}

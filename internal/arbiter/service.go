@@ -114,6 +114,8 @@ type Service struct {
 	// behind counts the inputs whose backlog is not folded yet. A leader plans only at 0, so a
 	// fresh arbiter never acts on half a market.
 	behind atomic.Int32
+	// inputs are the followed subjects, set by follow before any message is folded.
+	inputs []*input
 
 	mu      sync.Mutex // guards the books while leading
 	books   map[string]*Book

@@ -2,8 +2,11 @@ package arbiter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 )
@@ -50,6 +53,28 @@ func (s *Service) AwaitNotices(ctx context.Context, ids []string) error {
 		for !s.knowsNotice(id) {
 			if err := pause(ctx); err != nil {
 				return fmt.Errorf("waiting for reclaim notice %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// AwaitFolded waits until every input has folded the last message its stream holds on its
+// subject: what the caller published (token counters, the replica states the last Step
+// reported) is in the view the next Step plans on, so a stepped run does not depend on how fast
+// the bus delivers. (A consumer's pending count is no such barrier: the server updates it late.)
+func (s *Service) AwaitFolded(ctx context.Context) error {
+	for _, in := range s.inputs {
+		last, err := in.stream.GetLastMsgForSubject(ctx, in.subject)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for the arbiter's input %s: %w", in.subject, err)
+		}
+		for in.folded.Load() < last.Sequence {
+			if err := pause(ctx); err != nil {
+				return fmt.Errorf("waiting for the arbiter's input %s: %w", in.subject, err)
 			}
 		}
 	}
