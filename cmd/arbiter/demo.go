@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -9,12 +10,12 @@ import (
 
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/demo"
+	"github.com/bursar-dev/bursar/internal/slack"
 )
 
 type demoOptions struct {
 	dir    string
 	length time.Duration
-	speed  float64
 }
 
 // newDemoCmd is `arbiter demo`: the whole system on embedded defaults, replaying a real spot trace
@@ -25,15 +26,16 @@ func newDemoCmd(g *cli.Globals) *cobra.Command {
 		Use:   "demo",
 		Short: "Replay a real spot trace through the whole system on embedded defaults and print the report",
 		Long: `demo starts embedded NATS and ClickHouse under a fresh data directory, publishes catalog prices,
-and replays a real spot-capacity trace at accelerated time: a simulated fleet loses spot instances
+and replays a real spot-capacity trace on a virtual clock, a trace minute at a time and as fast as the
+CPU allows, so two runs print the same figures: a simulated fleet loses spot instances
 when a zone's capacity falls, the arbiter replaces them (the same code as "arbiter run"), the
 replicas report tokens, and the recorder writes every event to ClickHouse. At the end it prints
 cost, availability, reclaims, cost per million tokens and savings against on-demand per workload
 and location, and writes a markdown report with PNG charts under the data directory.
 
 What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/ and load/.`,
-		Example: `  arbiter demo                              # examples/demo, about a minute
-  arbiter demo --length 3h --speed 1800     # a shorter, faster run
+		Example: `  arbiter demo                              # examples/demo, seconds
+  arbiter demo --length 3h                  # a shorter run
   arbiter demo --data-dir /tmp/bursar-demo`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
@@ -52,9 +54,13 @@ What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/
 			if g.NATS != "" || g.ClickHouse != "" {
 				return fmt.Errorf("demo runs on embedded NATS and ClickHouse only: drop --nats and --clickhouse")
 			}
+			sc, err := slack.ConfigFromEnv(os.LookupEnv) // alerts post only with Slack configured
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "demo: data under %s\n", dataDir)
 			res, err := demo.Run(cmd.Context(), demo.Options{Dir: o.dir, DataDir: dataDir, Length: o.length,
-				Speed: o.speed, Progress: cli.ProgressWriter(cmd.ErrOrStderr()), Log: log})
+				Slack: sc, Progress: cli.ProgressWriter(cmd.ErrOrStderr()), Log: log})
 			if err != nil {
 				return err
 			}
@@ -64,6 +70,5 @@ What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/
 	f := cmd.Flags()
 	f.StringVar(&o.dir, "dir", "examples/demo", "what to replay: bursar.yaml, prices/*.csv, trace/<location>.json, load/arrival-rates.csv")
 	f.DurationVar(&o.length, "length", 0, "trace time to replay (default: the whole trace, about 10h45m)")
-	f.Float64Var(&o.speed, "speed", 600, "trace seconds per wall second")
 	return cmd
 }

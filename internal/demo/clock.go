@@ -5,41 +5,27 @@ import (
 	"time"
 )
 
-// Clock is trace time running Speed times faster than the wall clock from Start. The arbiter, the
-// sim fleet and the driver all read it, so one minute of the trace passes for all of them in
-// 1/Speed of a wall minute.
+// Clock is the demo's trace time. It stands still until the driver moves it a tick on, so the
+// arbiter, the sim fleet and the driver see the same time, a run takes as long as the CPU needs
+// (not wall time) and two runs of one trace see the same things at the same times.
 type Clock struct {
-	mu      sync.Mutex
-	start   time.Time // trace time at wall
-	wall    time.Time
-	speed   float64
-	wallNow func() time.Time
+	mu  sync.Mutex
+	now time.Time
 }
 
-// NewClock returns a clock standing at start until Run is called.
-func NewClock(start time.Time, speed float64, wallNow func() time.Time) *Clock {
-	return &Clock{start: start, speed: speed, wallNow: wallNow}
-}
-
-// Run starts the clock: from now on trace time advances Speed seconds per wall second.
-func (c *Clock) Run() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.wall = c.wallNow()
-}
+// NewClock returns a clock standing at start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start.UTC()} }
 
 // Now is the trace time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.wall.IsZero() {
-		return c.start
-	}
-	elapsed := float64(c.wallNow().Sub(c.wall)) * c.speed
-	return c.start.Add(time.Duration(elapsed)).UTC()
+	return c.now
 }
 
-// Wall converts a span of trace time to wall time.
-func (c *Clock) Wall(d time.Duration) time.Duration {
-	return time.Duration(float64(d) / c.speed)
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t.UTC()
+	c.mu.Unlock()
 }

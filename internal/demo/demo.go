@@ -22,7 +22,9 @@ import (
 	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/replay"
+	"github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/store"
+	"github.com/bursar-dev/bursar/internal/system"
 )
 
 // Options configure a demo run. Dir holds what it replays:
@@ -35,9 +37,16 @@ type Options struct {
 	Dir     string
 	DataDir string        // created; embedded NATS and ClickHouse files, and the report
 	Length  time.Duration // trace time to replay; 0 or more than the trace: all of it
-	Speed   float64       // trace seconds per wall second (default 600: ten hours in a minute)
-	// End is when the replayed trace ends, in trace time (default: now, so the history reads as
-	// the last hours).
+	// HistoryDir is where the embedded ClickHouse keeps its files (default DataDir). chDB keeps
+	// the first data path for the life of the process, so runs in one process share one.
+	HistoryDir string
+	// Database is the ClickHouse database the history goes to (default bursar). chDB keeps one
+	// data path per process, so two runs in one process (tests) need two databases.
+	Database string
+	// Slack, when enabled, gets the arbiter's alerts and approval requests, as with arbiter run.
+	Slack slack.Config
+	// End is when the replayed trace ends, in trace time (default: the start of this hour, so the
+	// history reads as the last hours and runs within one hour replay the same times).
 	End      time.Time
 	Progress io.Writer // the progress bar; nil for none
 	Log      *slog.Logger
@@ -48,9 +57,6 @@ const traceTick = time.Minute
 
 // Run replays the trace through the whole system and writes the reports under DataDir/report.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if o.Speed <= 0 {
-		o.Speed = 600
-	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -66,23 +72,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("--length %v: replay at least one %v tick of the trace", o.Length, traceTick)
 	}
 	if o.End.IsZero() {
-		o.End = time.Now().UTC().Truncate(time.Second)
+		o.End = time.Now().UTC().Truncate(time.Hour)
 	}
 	start := o.End.Add(-length)
 	if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating the data directory: %w", err)
 	}
-	sys, err := startSystem(ctx, o, in.cfg)
+	inf, err := startInfra(ctx, o, in.cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer sys.close()
-	clk := NewClock(start, o.Speed, time.Now)
-	rc, err := sys.replay(ctx, o, in, clk, start, o.End)
+	defer inf.close()
+	clk := NewClock(start)
+	rc, err := inf.replay(ctx, o, in, clk, start, o.End)
 	if err != nil {
 		return nil, err
 	}
-	return writeReports(ctx, sys.st, in.cfg, start, o.End, rc, filepath.Join(o.DataDir, "report"))
+	return writeReports(ctx, inf.st, in.cfg, start, o.End, rc, filepath.Join(o.DataDir, "report"))
 }
 
 // inputs is what Dir holds, read and checked.
@@ -133,15 +139,16 @@ func load(dir string) (*inputs, error) {
 	return in, err
 }
 
-// system is the running parts: embedded NATS, the store and the JetStream connection.
-type system struct {
+// infra is the running parts under the arbiter: embedded NATS, the store and the JetStream
+// connection.
+type infra struct {
 	log   *slog.Logger
 	close func()
 	js    jetstream.JetStream
 	st    *store.Store
 }
 
-func startSystem(ctx context.Context, o Options, cfg *fleet.Config) (*system, error) {
+func startInfra(ctx context.Context, o Options, cfg *fleet.Config) (*infra, error) {
 	var undo []func()
 	closeAll := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -166,21 +173,26 @@ func startSystem(ctx context.Context, o Options, cfg *fleet.Config) (*system, er
 		closeAll()
 		return nil, err
 	}
-	st, err := store.Open(cctx, store.Config{DataDir: o.DataDir, Owner: "arbiter demo", Log: o.Log})
+	hist := o.HistoryDir
+	if hist == "" {
+		hist = o.DataDir
+	}
+	st, err := store.Open(cctx, store.Config{DataDir: hist, Owner: "arbiter demo", Database: o.Database, Log: o.Log})
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	undo = append(undo, func() { st.Close() })
-	return &system{log: o.Log, close: closeAll, js: js, st: st}, nil
+	return &infra{log: o.Log, close: closeAll, js: js, st: st}, nil
 }
 
 const leaseTTL = 10 * time.Second
 
-// replay runs the collector, the arbiter, the recorder and the driver from start to end of trace
-// time, then stops the arbiter and waits until the recorder has written everything. It returns
+// replay runs the collector, the arbiter system (built as arbiter run builds it), the recorder and
+// the driver from start to end of trace time, tick by tick on the virtual clock, then stops the
+// arbiter and waits until the recorder has written everything. It returns
 // the reclaims of each workload's replicas per location.
-func (s *system) replay(ctx context.Context, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, error) {
+func (s *infra) replay(ctx context.Context, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, error) {
 	fl := sim.New(in.cfg, clk.Now)
 	fl.UseTrace(sim.Trace{Start: start, Tick: traceTick, Counts: in.capacity})
 	router := actuate.Router{}
@@ -193,10 +205,8 @@ func (s *system) replay(ctx context.Context, o Options, in *inputs, clk *Clock, 
 	if _, err := col.RunOnce(ctx, job, start, true); err != nil {
 		return nil, fmt.Errorf("publishing the demo's prices: %w", err)
 	}
-	minute := clk.Wall(time.Minute)
-	svc, err := arbiter.New(ctx, arbiter.Options{Config: in.cfg, JS: s.js, Actuator: router, Log: s.log.With("part", "arbiter"),
-		Clock: clk, Identity: "demo", LeaseTTL: leaseTTL, Debounce: max(minute/6, time.Millisecond),
-		Interval: max(minute, 5*time.Millisecond), ReportEvery: max(minute, 5*time.Millisecond)})
+	sys, err := system.New(ctx, system.Options{Arbiter: arbiter.Options{Config: in.cfg, JS: s.js, Actuator: router,
+		Log: s.log.With("part", "arbiter"), Clock: clk, Identity: "demo", LeaseTTL: leaseTTL}, Slack: o.Slack})
 	if err != nil {
 		return nil, err
 	}
@@ -204,16 +214,13 @@ func (s *system) replay(ctx context.Context, o Options, in *inputs, clk *Clock, 
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	recDone := goRun(recCtx, rec.Run)
-	arbCtx, stopArb := context.WithCancel(ctx)
-	defer stopArb()
-	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, log: s.log, tick: traceTick,
+	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, svc: sys.Service, log: s.log, tick: traceTick,
 		start: start, end: end, curve: NewCurve(in.rates, end.Sub(start)), progress: o.Progress,
 		counters: map[string]*counter{}, noticed: map[string]time.Time{}}
-	clk.Run()
-	arbDone := goRun(arbCtx, svc.Run)
-	runErr := d.run(ctx)
-	stopArb()
-	if err := errors.Join(runErr, <-arbDone); err != nil {
+	if err := sys.Start(ctx); err != nil {
+		return nil, errors.Join(err, sys.Close())
+	}
+	if err := errors.Join(d.run(ctx), sys.Close()); err != nil {
 		return nil, err
 	}
 	if err := s.drain(ctx); err != nil {
@@ -230,7 +237,7 @@ func goRun(ctx context.Context, f func(context.Context) error) <-chan error {
 }
 
 // drain waits until the recorder has committed every message of every stream.
-func (s *system) drain(ctx context.Context) error {
+func (s *infra) drain(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for _, stream := range []string{bus.Market, bus.Telemetry, bus.Fleet} {

@@ -33,6 +33,7 @@ type driver struct {
 	fleet    *sim.Fleet
 	cfg      *fleet.Config
 	pub      *bus.Publisher
+	svc      stepper
 	log      *slog.Logger
 	tick     time.Duration
 	start    time.Time
@@ -40,11 +41,10 @@ type driver struct {
 	curve    Curve
 	progress io.Writer
 
-	counters   map[string]*counter  // by instance
-	noticed    map[string]time.Time // instance → when its reclaim notice came
-	lastTokens time.Time
-	reclaims   int
-	lastBar    time.Time
+	counters map[string]*counter  // by instance
+	noticed  map[string]time.Time // instance → when its reclaim notice came
+	reclaims int
+	lastBar  time.Time
 }
 
 // counter is one replica's monotonic token and request counters.
@@ -53,31 +53,38 @@ type counter struct {
 	at               time.Time
 }
 
-// run drives the world until the trace ends or ctx does.
+// stepper is the arbiter as the driver steps it: one round at the clock's time, and a wait until
+// what was published is folded, so the next round sees it whatever the bus's speed.
+type stepper interface {
+	Step(ctx context.Context)
+	AwaitNotices(ctx context.Context, ids []string) error
+	AwaitFolded(ctx context.Context) error
+}
+
+// run drives the world tick by tick until the trace ends or ctx does: the clock moves to the
+// tick, the arbiter plays its round, the zones' capacity takes what it lost, and the ready
+// replicas report their tokens.
 func (d *driver) run(ctx context.Context) error {
-	every := max(d.clk.Wall(d.tick)/4, 5*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		now := d.clk.Now()
-		if !now.Before(d.end) {
-			d.bar(d.end, nil, true)
-			return nil
+	for now := d.start; now.Before(d.end); now = now.Add(d.tick) {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		d.clk.Set(now)
+		if err := d.svc.AwaitFolded(ctx); err != nil {
+			return err
+		}
+		d.svc.Step(ctx)
 		obs, err := d.step(ctx, now)
 		if err != nil {
 			return err
 		}
 		d.bar(now, obs, false)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
 	}
+	d.bar(d.end, nil, true)
+	return nil
 }
 
-// step enforces the zones' capacity and emits token counters once per trace tick.
+// step publishes the notices of the capacity the zones lost and the tick's token counters.
 func (d *driver) step(ctx context.Context, now time.Time) ([]actuate.Observed, error) {
 	if err := d.enforce(ctx); err != nil {
 		return nil, err
@@ -86,27 +93,27 @@ func (d *driver) step(ctx context.Context, now time.Time) ([]actuate.Observed, e
 	if err != nil {
 		return nil, err
 	}
-	if now.Sub(d.lastTokens) >= d.tick {
-		d.lastTokens = now
-		if err := d.tokens(ctx, now, obs); err != nil {
-			return nil, err
-		}
+	if err := d.tokens(ctx, now, obs); err != nil {
+		return nil, err
 	}
 	return obs, nil
 }
 
-// enforce publishes the reclaim notices of the capacity the zones lost: the sim fleet follows the
-// trace's capacity itself (instances beyond it are reclaimed with the provider's notice, launches
-// beyond it stay pending), so every reclaim is a real capacity loss.
+// enforce publishes the reclaim notices of the capacity the zones lost and waits until the
+// arbiter has them: the sim fleet follows the trace's capacity itself (instances beyond it are
+// reclaimed with the provider's notice, launches beyond it stay pending), so every reclaim is a
+// real capacity loss.
 func (d *driver) enforce(ctx context.Context) error {
+	var ids []string
 	for _, e := range d.fleet.Due() {
 		d.noticed[e.Instance] = e.NoticeAt
 		d.reclaims++
 		if err := d.pub.Publish(ctx, e); err != nil {
 			return err
 		}
+		ids = append(ids, e.ID)
 	}
-	return nil
+	return d.svc.AwaitNotices(ctx, ids)
 }
 
 // tokens publishes each ready replica's counters, its share of what its workload served.
