@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
 // ReasonLaunchFailed is the reason of the action that gives up a launch which could not get
 // capacity or was not ready within its location's launch timeout. It is announced as
-// action.updated (kind retire), which the recorder keeps with every other action.
-const ReasonLaunchFailed = "launch_failed"
+// action.updated (kind retire), which the recorder keeps with every other action, and the
+// reports count it by the same name.
+const ReasonLaunchFailed = events.ReasonLaunchFailed
 
 // defaultLaunchTimeout is how long a launch may take when its location sets no launch_timeout:
 // three cold starts, and at least two minutes more than one.
