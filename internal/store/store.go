@@ -48,7 +48,7 @@ const DefaultTelemetryTTLDays = 30
 
 // Config says which ClickHouse to open and how to lay out the schema.
 type Config struct {
-	// DSN selects a ClickHouse server (clickhouse://user:pass@host:9000/bursar). Empty selects the
+	// DSN selects a ClickHouse server (clickhouse://user@host:9000/bursar). Empty selects the
 	// embedded engine under DataDir.
 	DSN     string
 	DataDir string
@@ -247,8 +247,17 @@ func (m *embedded) Exec(ctx context.Context, query string, data []byte) error {
 	return wrapEngineError(err)
 }
 
+// readOnlySettings are the engine's own guards on every Query: a SELECT may read Bursar's tables
+// and nothing else. readonly=1 refuses writes, DDL and changing settings; allow_ddl=0 refuses table
+// functions (file, url, s3...). They apply to the outer SELECT that wraps the query, where the
+// wrapped text cannot undo them, and a wrapped INTO OUTFILE is a syntax error.
+const readOnlySettings = "SETTINGS allow_ddl = 0, readonly = 1"
+
+// Query runs query as a subquery of a read-only SELECT, so the engine, not a check of the text,
+// refuses whatever would write or reach outside the database.
 func (m *embedded) Query(ctx context.Context, query string) ([]byte, error) {
-	out, err := m.e.Query(ctx, []byte(query), "JSONEachRow")
+	q := "SELECT * FROM (\n" + query + "\n) " + readOnlySettings
+	out, err := m.e.Query(ctx, []byte(q), "JSONEachRow")
 	return out, wrapEngineError(err)
 }
 
