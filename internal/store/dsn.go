@@ -16,6 +16,9 @@ type ServerConfig struct {
 	Options  *clickhouse.Options
 	Database string
 	Cluster  string // from ?cluster=: create Replicated tables ON CLUSTER
+	// TLS names the CA and client certificate files, from the DSN's tls_ca, tls_cert and tls_key
+	// (OpenServer fills the rest from TLSCAEnv, TLSCertEnv and TLSKeyEnv).
+	TLS TLSFiles
 	// Redacted is the DSN with any password replaced, for logs and errors.
 	Redacted string
 }
@@ -24,11 +27,13 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ParseDSN parses a ClickHouse server DSN:
 //
-//	clickhouse://user:pass@host:9000[,host2:9000]/database?cluster=name&secure=true&dial_timeout=5s
+//	clickhouse://user@host:9440[,host2:9440]/database?cluster=name&secure=true&tls_ca=/etc/ca.pem&dial_timeout=5s
 //
 // Schemes clickhouse:// and tcp:// use the native protocol, http:// and https:// the HTTP
-// interface. The path names the database (default "bursar"). cluster is Bursar's own parameter;
-// every other parameter is clickhouse-go's (timeouts, TLS, compression) or a ClickHouse setting.
+// interface. The path names the database (default "bursar"). cluster, tls_ca, tls_cert and
+// tls_key are Bursar's own parameters; every other is clickhouse-go's (timeouts, secure,
+// compression) or a ClickHouse setting. A password in the DSN is refused: the DSN is a flag value,
+// visible in process listings, so the password comes from PasswordEnv or PasswordFileEnv.
 // Errors never contain the password.
 func ParseDSN(dsn string) (ServerConfig, error) {
 	u, err := url.Parse(dsn)
@@ -46,6 +51,10 @@ func ParseDSN(dsn string) (ServerConfig, error) {
 	}
 	if u.Host == "" {
 		return bad("no host (want clickhouse://user@host:9000/bursar)")
+	}
+	if _, ok := u.User.Password(); ok {
+		return bad("the DSN carries a password, which shows in process listings: drop it and set %s, or %s to a file holding it",
+			PasswordEnv, PasswordFileEnv)
 	}
 	for _, h := range strings.Split(u.Host, ",") {
 		if err := checkHostPort(h); err != nil {
@@ -68,6 +77,11 @@ func ParseDSN(dsn string) (ServerConfig, error) {
 		return bad("cluster %q must be letters, digits and underscores", cluster)
 	}
 	q.Del("cluster")
+	files := TLSFiles{CA: q.Get("tls_ca"), Cert: q.Get("tls_cert"), Key: q.Get("tls_key"),
+		caFrom: "the DSN's tls_ca", certFrom: "the DSN's tls_cert", keyFrom: "the DSN's tls_key"}
+	for _, k := range []string{"tls_ca", "tls_cert", "tls_key"} {
+		q.Del(k)
+	}
 	u.RawQuery = q.Encode()
 	u.Path = "/" + db
 	opts, err := clickhouse.ParseDSN(u.String())
@@ -79,7 +93,7 @@ func ParseDSN(dsn string) (ServerConfig, error) {
 	}
 	opts.Settings["output_format_json_quote_64bit_integers"] = 0
 	opts.Settings["output_format_json_escape_forward_slashes"] = 0
-	return ServerConfig{Options: opts, Database: db, Cluster: cluster, Redacted: red}, nil
+	return ServerConfig{Options: opts, Database: db, Cluster: cluster, TLS: files, Redacted: red}, nil
 }
 
 func checkHostPort(h string) error {

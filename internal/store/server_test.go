@@ -1,0 +1,299 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testCA is a certificate authority made in the test, with its certificate written as PEM.
+type testCA struct {
+	cert   *x509.Certificate
+	key    *ecdsa.PrivateKey
+	pemDir string
+}
+
+func newTestCA(t *testing.T, name string) *testCA {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Unix(0, 0), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &testCA{cert: cert, key: key, pemDir: t.TempDir()}
+	writePEM(t, ca.path("ca.pem"), "CERTIFICATE", der)
+	return ca
+}
+
+func (ca *testCA) path(name string) string { return filepath.Join(ca.pemDir, name) }
+
+// issue signs a leaf certificate for cn (valid for 127.0.0.1) and returns it as a tls.Certificate,
+// also writing <cn>.pem and <cn>-key.pem.
+func (ca *testCA) issue(t *testing.T, cn string, usage x509.ExtKeyUsage) tls.Certificate {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Unix(0, 0), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, ca.path(cn+".pem"), "CERTIFICATE", der)
+	writePEM(t, ca.path(cn+"-key.pem"), "EC PRIVATE KEY", kder)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// handshake is what the TLS listener saw of one client: the certificate it presented and the
+// first bytes it sent after the handshake (the native protocol's hello, user and password in it).
+type handshake struct {
+	peerCN string
+	hello  []byte
+	err    error
+}
+
+// tlsListener accepts one connection with a server certificate from ca, requiring a client
+// certificate signed by the same CA, and reports what it saw.
+func tlsListener(t *testing.T, ca *testCA) (string, <-chan handshake) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	cfg := &tls.Config{Certificates: []tls.Certificate{ca.issue(t, "clickhouse-server", x509.ExtKeyUsageServerAuth)},
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	seen := make(chan handshake, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			seen <- handshake{err: err}
+			return
+		}
+		defer c.Close()
+		seen <- readHello(c.(*tls.Conn))
+	}()
+	return l.Addr().String(), seen
+}
+
+func readHello(c *tls.Conn) handshake {
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.Handshake(); err != nil {
+		return handshake{err: err}
+	}
+	h := handshake{peerCN: c.ConnectionState().PeerCertificates[0].Subject.CommonName}
+	buf := make([]byte, 512)
+	n, err := c.Read(buf)
+	h.hello, h.err = buf[:n], err
+	return h
+}
+
+// OpenServer speaks TLS to the server, verifies it against the CA and presents the client
+// certificate, whether the files are named by the environment or by the DSN; the password read
+// from a file is what goes over the wire, and the error never shows it.
+func TestOpenServerTLSClientCertificate(t *testing.T) {
+	for _, viaDSN := range []bool{false, true} {
+		name := map[bool]string{false: "environment", true: "DSN parameters"}[viaDSN]
+		t.Run(name, func(t *testing.T) {
+			ca := newTestCA(t, "bursar test CA")
+			addr, seen := tlsListener(t, ca)
+			ca.issue(t, "bursar-client", x509.ExtKeyUsageClientAuth)
+			pwFile := filepath.Join(t.TempDir(), "password")
+			if err := os.WriteFile(pwFile, []byte("s3cret-from-file\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv(PasswordFileEnv, pwFile)
+			dsn := "clickhouse://bursar@" + addr + "/bursar?dial_timeout=5s"
+			if viaDSN {
+				dsn += "&tls_ca=" + ca.path("ca.pem") + "&tls_cert=" + ca.path("bursar-client.pem") + "&tls_key=" + ca.path("bursar-client-key.pem")
+			} else {
+				t.Setenv(TLSCAEnv, ca.path("ca.pem"))
+				t.Setenv(TLSCertEnv, ca.path("bursar-client.pem"))
+				t.Setenv(TLSKeyEnv, ca.path("bursar-client-key.pem"))
+			}
+			err := openServer(t, dsn)
+			h := <-seen
+			if h.peerCN != "bursar-client" {
+				t.Fatalf("server saw client certificate %q (handshake: %v), want bursar-client", h.peerCN, h.err)
+			}
+			if !bytes.Contains(h.hello, []byte("s3cret-from-file")) || bytes.Contains(h.hello, []byte("s3cret-from-file\n")) {
+				t.Errorf("hello %q does not carry the password from the file (newline dropped)", h.hello)
+			}
+			if err == nil || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("OpenServer to a listener that hangs up = %v, want an error without the password", err)
+			}
+		})
+	}
+}
+
+// A server whose certificate the configured CA did not sign is refused before anything is sent,
+// with an error that names the CA file and what to check.
+func TestOpenServerWrongCA(t *testing.T) {
+	serverCA, otherCA := newTestCA(t, "server CA"), newTestCA(t, "some other CA")
+	addr, seen := tlsListener(t, serverCA)
+	t.Setenv(TLSCAEnv, otherCA.path("ca.pem"))
+	err := openServer(t, "clickhouse://bursar@"+addr+"/bursar?dial_timeout=5s")
+	if err == nil {
+		t.Fatal("OpenServer trusted a server signed by another CA")
+	}
+	for _, want := range []string{addr, "did not verify against the CA " + otherCA.path("ca.pem"), TLSCAEnv} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if h := <-seen; h.peerCN != "" || len(h.hello) > 0 {
+		t.Errorf("the untrusted server got a client certificate %q and %d bytes", h.peerCN, len(h.hello))
+	}
+}
+
+func openServer(t *testing.T, dsn string) error {
+	t.Helper()
+	sc, err := ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eng, err := OpenServer(ctx, sc)
+	if err == nil {
+		eng.Close()
+	}
+	return err
+}
+
+// What OpenServer takes from the environment is checked before anything is dialled; each error
+// names the variable or file to fix and never the password.
+func TestApplyServerSecrets(t *testing.T) {
+	ca := newTestCA(t, "bursar test CA")
+	ca.issue(t, "client", x509.ExtKeyUsageClientAuth)
+	dir := t.TempDir()
+	pwFile, emptyFile, notPEM := filepath.Join(dir, "pw"), filepath.Join(dir, "empty"), filepath.Join(dir, "not.pem")
+	for path, body := range map[string]string{pwFile: "from-file\r\n", emptyFile: "\n", notPEM: "hunter2 is not a certificate"} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(dir, "missing")
+	tests := []struct {
+		name         string
+		dsn          string
+		env          map[string]string
+		wantPassword string
+		wantCA       bool
+		wantCert     bool
+		wantErr      []string
+	}{
+		{name: "nothing set", dsn: "clickhouse://h:9000"},
+		{name: "password from the environment", dsn: "clickhouse://h:9000", env: map[string]string{PasswordEnv: "hunter2"}, wantPassword: "hunter2"},
+		{name: "password from a file", dsn: "clickhouse://h:9000", env: map[string]string{PasswordFileEnv: pwFile}, wantPassword: "from-file"},
+		{name: "both password sources", dsn: "clickhouse://h:9000", env: map[string]string{PasswordEnv: "hunter2", PasswordFileEnv: pwFile},
+			wantErr: []string{PasswordEnv, PasswordFileEnv, "unset one"}},
+		{name: "missing password file", dsn: "clickhouse://h:9000", env: map[string]string{PasswordFileEnv: missing},
+			wantErr: []string{missing, PasswordFileEnv, "no such file"}},
+		{name: "empty password file", dsn: "clickhouse://h:9000", env: map[string]string{PasswordFileEnv: emptyFile}, wantErr: []string{emptyFile, "is empty"}},
+		{name: "CA only", dsn: "clickhouse://h:9440", env: map[string]string{TLSCAEnv: ca.path("ca.pem")}, wantCA: true},
+		{name: "CA and client certificate", dsn: "clickhouse://h:9440?secure=true&tls_server_name=ch", wantCA: true, wantCert: true,
+			env: map[string]string{TLSCAEnv: ca.path("ca.pem"), TLSCertEnv: ca.path("client.pem"), TLSKeyEnv: ca.path("client-key.pem")}},
+		{name: "DSN wins over the environment", dsn: "clickhouse://h:9440?tls_ca=" + notPEM, env: map[string]string{TLSCAEnv: ca.path("ca.pem")},
+			wantErr: []string{notPEM, "the DSN's tls_ca", "no PEM certificate"}},
+		{name: "CA not PEM", dsn: "clickhouse://h:9440", env: map[string]string{TLSCAEnv: notPEM, PasswordEnv: "hunter2"},
+			wantErr: []string{notPEM, TLSCAEnv, "no PEM certificate"}},
+		{name: "missing CA", dsn: "clickhouse://h:9440", env: map[string]string{TLSCAEnv: missing}, wantErr: []string{missing, TLSCAEnv, "no such file"}},
+		{name: "cert without key", dsn: "clickhouse://h:9440", env: map[string]string{TLSCertEnv: ca.path("client.pem")},
+			wantErr: []string{TLSCertEnv, TLSKeyEnv, "both"}},
+		{name: "key that does not match", dsn: "clickhouse://h:9440", env: map[string]string{TLSCertEnv: ca.path("client.pem"), TLSKeyEnv: notPEM},
+			wantErr: []string{ca.path("client.pem"), notPEM, TLSKeyEnv}},
+		{name: "TLS files over plain http", dsn: "http://h:8123", env: map[string]string{TLSCAEnv: ca.path("ca.pem")}, wantErr: []string{"https://"}},
+		{name: "skip_verify with a CA", dsn: "clickhouse://h:9440?secure=true&skip_verify=true", env: map[string]string{TLSCAEnv: ca.path("ca.pem")},
+			wantErr: []string{"skip_verify", TLSCAEnv}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := ParseDSN(tc.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+			err = applyServerSecrets(&sc, env)
+			if len(tc.wantErr) > 0 {
+				checkSecretsError(t, err, tc.wantErr)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sc.Options.Auth.Password; got != tc.wantPassword {
+				t.Errorf("password = %q, want %q", got, tc.wantPassword)
+			}
+			cfg := sc.Options.TLS
+			if (cfg != nil && cfg.RootCAs != nil) != tc.wantCA || (cfg != nil && len(cfg.Certificates) == 1) != tc.wantCert {
+				t.Errorf("TLS config %+v: want CA %v, client certificate %v", cfg, tc.wantCA, tc.wantCert)
+			}
+			if tc.wantCert && cfg.ServerName != "ch" {
+				t.Errorf("ServerName = %q, want the DSN's tls_server_name", cfg.ServerName)
+			}
+		})
+	}
+}
+
+func checkSecretsError(t *testing.T, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one saying %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "from-file") {
+		t.Errorf("error %q shows a secret", err)
+	}
+}
