@@ -60,9 +60,10 @@ func (s *server) Exec(ctx context.Context, query string, data []byte) error {
 }
 
 // Query wraps the statement so the server formats each row as JSON, which is what the embedded
-// engine returns with FORMAT JSONEachRow.
+// engine returns with FORMAT JSONEachRow, under the same readOnlySettings: the server refuses
+// writes and table functions even for a user allowed them.
 func (s *server) Query(ctx context.Context, query string) ([]byte, error) {
-	rows, err := s.conn.Query(ctx, "SELECT formatRowNoNewline('JSONEachRow', *) FROM ("+query+")")
+	rows, err := s.conn.Query(ctx, "SELECT formatRowNoNewline('JSONEachRow', *) FROM (\n"+query+"\n) "+readOnlySettings)
 	if err != nil {
 		return nil, wrapServerError(err)
 	}
