@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
@@ -15,9 +13,7 @@ func newAvailabilityCmd(g *cli.Globals) *cobra.Command {
 	cmd, _ := reportCmd(g, "availability", "Share of time each workload had its target of ready replicas, downtime and outages",
 		"",
 		false, false,
-		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
-			return report.Availability(ctx, q, report.AvailabilityOptions{Options: o, Target: target})
-		})
+		func(r report.Request) report.Request { r.Target = target; return r })
 	cmd.Long = `availability reads replica.state (ready and desired replicas, as the arbiter observed them) and
 gives, per group of --by (workload, location, provider, region or market; not gpu):
 

@@ -36,12 +36,14 @@ from the budgets bucket in NATS KV (set with arbiter budget set), or from a poli
 			if err != nil {
 				return err
 			}
-			q, closeFn, err := open(ctx, cmd, g)
+			r, closeFn, err := open(ctx, cmd, g)
 			if err != nil {
 				return err
 			}
 			defer closeFn()
-			res, err := report.Budget(ctx, q, policies, report.Options{Now: time.Now().UTC(), Fleet: fl})
+			req := report.NewRequest("budget", report.Options{Now: time.Now().UTC(), Fleet: fl})
+			req.Policies = policies
+			res, err := r.Run(ctx, req)
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
@@ -16,9 +14,7 @@ func newCommitmentsCmd(g *cli.Globals) *cobra.Command {
 		`  report commitments --period 30d
   report commitments --percentile 20 --discount 0.4 -o json`,
 		false, false,
-		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
-			return report.Commitments(ctx, q, report.CommitOptions{Options: o, Percentile: pct, Discount: discount})
-		})
+		func(r report.Request) report.Request { r.Percentile, r.Discount = pct, discount; return r })
 	cmd.Flags().Float64Var(&pct, "percentile", 10, "percentile of hourly GPUs in use taken as the floor")
 	cmd.Flags().Float64Var(&discount, "discount", 0.3, "reservation discount off the on-demand list price, 0..1")
 	return cmd

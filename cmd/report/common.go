@@ -75,8 +75,8 @@ func loadFleet(path string, need bool) (*fleet.Config, error) {
 	return fleet.Load(path)
 }
 
-// open connects to the history the global flags name.
-func open(ctx context.Context, cmd *cobra.Command, g *cli.Globals) (report.Querier, func() error, error) {
+// open connects to the history the global flags name: the store, or its owner over NATS.
+func open(ctx context.Context, cmd *cobra.Command, g *cli.Globals) (report.Reporter, func() error, error) {
 	log, err := g.Logger(cmd.ErrOrStderr())
 	if err != nil {
 		return nil, nil, err
@@ -110,9 +110,10 @@ func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
 var defaultBy = map[string]string{"cost": "workload", "tokens": "workload,location", "savings": "workload",
 	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": ""}
 
-// reportCmd builds a report command: run gets the opened history and the options.
+// reportCmd builds a report command: request, when not nil, adds the report's own flags to the
+// request for the options (nil: report use with the common flags only).
 func reportCmd(g *cli.Globals, use, short, example string, chart, needFleet bool,
-	run func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error)) (*cobra.Command, *reportFlags) {
+	request func(report.Request) report.Request) (*cobra.Command, *reportFlags) {
 	var f reportFlags
 	cmd := &cobra.Command{
 		Use: use, Short: short, Example: example, Args: cobra.NoArgs,
@@ -123,12 +124,16 @@ func reportCmd(g *cli.Globals, use, short, example string, chart, needFleet bool
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
-			q, closeFn, err := open(ctx, cmd, g)
+			req := report.NewRequest(use, o)
+			if request != nil {
+				req = request(req)
+			}
+			r, closeFn, err := open(ctx, cmd, g)
 			if err != nil {
 				return err
 			}
 			defer closeFn()
-			res, err := run(ctx, q, o)
+			res, err := r.Run(ctx, req)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
-	"github.com/bursar-dev/bursar/internal/report"
 )
 
 // newCostCmd is `report cost`: spend, GPU-hours, cost per GPU-hour and market shares.
@@ -12,6 +11,6 @@ func newCostCmd(g *cli.Globals) *cobra.Command {
 	cmd, _ := reportCmd(g, "cost", "Spend, GPU-hours, cost per GPU-hour and spot/on-demand/reserved shares",
 		`  report cost --by workload,market --period 7d
   report cost --period 30d --by provider -o csv > cost.csv`,
-		true, false, report.Cost)
+		true, false, nil)
 	return cmd
 }

@@ -28,12 +28,12 @@ func newFocusCmd(g *cli.Globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
-			q, closeFn, err := open(ctx, cmd, g)
+			r, closeFn, err := open(ctx, cmd, g)
 			if err != nil {
 				return err
 			}
 			defer closeFn()
-			res, err := report.FOCUS(ctx, q, report.Options{Window: w, Now: time.Now().UTC(), Fleet: fl})
+			res, err := r.Run(ctx, report.NewRequest("focus", report.Options{Window: w, Now: time.Now().UTC(), Fleet: fl}))
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,9 +17,7 @@ func newIdleCmd(g *cli.Globals) *cobra.Command {
 		`  report idle --period 7d
   report idle --threshold 10 --by provider,gpu -o csv`,
 		false, false,
-		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
-			return report.Idle(ctx, q, report.IdleOptions{Options: o, Threshold: threshold, MaxGap: gap})
-		})
+		func(r report.Request) report.Request { r.Threshold, r.MaxGap = threshold, gap; return r })
 	cmd.Flags().Float64Var(&threshold, "threshold", 5, "utilization percent below which a GPU is idle")
 	cmd.Flags().DurationVar(&gap, "max-gap", 5*time.Minute, "longest a GPU sample speaks for")
 	return cmd

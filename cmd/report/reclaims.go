@@ -4,14 +4,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
-	"github.com/bursar-dev/bursar/internal/report"
 )
 
 // newReclaimsCmd is `report reclaims`: notices, time to replacement and time to first GPU.
 func newReclaimsCmd(g *cli.Globals) *cobra.Command {
 	cmd, _ := reportCmd(g, "reclaims", "Reclaims by provider, zone and GPU model: notice, time to replacement, time to first GPU",
 		"",
-		false, false, report.Reclaims)
+		false, false, nil)
 	cmd.Long = `reclaims counts spot reclaim notices (capacity.reclaimed) and says how the fleet answered them.
 
 Columns:

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
-	"github.com/bursar-dev/bursar/internal/report"
 )
 
 // newSavingsCmd is `report savings`: against on-demand list prices, here and anywhere allowed.
@@ -12,6 +11,6 @@ func newSavingsCmd(g *cli.Globals) *cobra.Command {
 	cmd, _ := reportCmd(g, "savings", "Savings against on-demand list prices, and what the arbitrage cost",
 		`  report savings --fleet bursar.yaml --by location
   report savings --period 30d -o markdown --chart savings.png > savings.md`,
-		true, true, report.Savings)
+		true, true, nil)
 	return cmd
 }

@@ -81,12 +81,12 @@ func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
 			if err != nil {
 				return nil, err
 			}
-			q, closeFn, err := open(ctx, cmd, g)
+			r, closeFn, err := open(ctx, cmd, g)
 			if err != nil {
 				return nil, err
 			}
 			defer closeFn()
-			return report.RunNamed(ctx, q, name, report.Options{Window: w, By: by[name], Now: now, Fleet: fl})
+			return r.Run(ctx, report.NewRequest(name, report.Options{Window: w, By: by[name], Now: now, Fleet: fl}))
 		}}
 	if _, err := s.Parse(time.Now()); err != nil {
 		return err

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
@@ -16,9 +14,7 @@ func newTokensCmd(g *cli.Globals) *cobra.Command {
 		`  report tokens --period 7d
   report tokens --since 2026-11-01 --until 2026-12-01 --by workload -o json`,
 		true, false,
-		func(ctx context.Context, q report.Querier, o report.Options) (*report.Result, error) {
-			return report.Tokens(ctx, q, report.TokenOptions{Options: o, OutputWeight: weight})
-		})
+		func(r report.Request) report.Request { r.OutputWeight = weight; return r })
 	cmd.Flags().Float64Var(&weight, "output-weight", report.DefaultOutputWeight,
 		"cost of an output token in input tokens, for the input/output split")
 	return cmd

@@ -20,12 +20,12 @@ type Source struct {
 	Log     *slog.Logger
 }
 
-// Open returns the history to report on and a function that releases it; it reads an existing
+// Open returns what runs reports on the history and a function that releases it; it reads an existing
 // store and never creates or migrates one. With a server DSN it opens the server. Otherwise it
-// asks the embedded store's owner over NATS, and opens the embedded store itself only when
+// asks the embedded store's owner over NATS to run them, and opens the embedded store itself only when
 // nobody answers; when the store turns out to be owned by a process that does not answer, the
 // error names it and says what to check.
-func Open(ctx context.Context, src Source) (Querier, func() error, error) {
+func Open(ctx context.Context, src Source) (Reporter, func() error, error) {
 	if src.Log == nil {
 		src.Log = slog.New(slog.DiscardHandler)
 	}
@@ -34,7 +34,7 @@ func Open(ctx context.Context, src Source) (Querier, func() error, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return st, st.Close, nil
+		return Local{st}, st.Close, nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -52,7 +52,7 @@ func Open(ctx context.Context, src Source) (Querier, func() error, error) {
 	if err != nil {
 		return nil, nil, explainOwned(err, src.NATSURL, nerr)
 	}
-	return st, st.Close, nil
+	return Local{st}, st.Close, nil
 }
 
 // explainOwned adds to an error saying the store is owned that its owner did not answer, and

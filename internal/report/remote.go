@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 )
 
-// QuerySubject is where the owner of the embedded store answers read-only queries.
+// QuerySubject is where the owner of the embedded store runs reports for others: a caller names
+// a report and sends its typed parameters (a Request), never SQL.
 const QuerySubject = "bursar.query.store"
 
 const (
@@ -20,40 +20,15 @@ const (
 	headerMore  = "Bursar-More"  // more chunks of the result follow
 )
 
-// queryRequest is one request to the owner: Info asks who it is and how to name tables.
-type queryRequest struct {
-	SQL  string `json:"sql,omitempty"`
-	Info bool   `json:"info,omitempty"`
-}
-
 // ownerInfo is the owner's answer to an info request.
 type ownerInfo struct {
-	Owner  string            `json:"owner"`
-	Tables map[string]string `json:"tables"`
+	Owner string `json:"owner"`
 }
 
-// tables are the tables reports and dashboards read.
-var tables = []string{"price_observed", "capacity_reclaimed", "gpu_sample", "tokens_sample", "replica_state",
-	"plan_decided", "action_updated", "budget_alert", "cost_hourly", "tokens_hourly", "replica_latest"}
-
-// ReadOnly checks that sql is a single SELECT (or WITH ... SELECT), which is all the query
-// service runs for others.
-func ReadOnly(sql string) error {
-	s := strings.TrimSpace(sql)
-	s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
-	low := strings.ToLower(s)
-	if !strings.HasPrefix(low, "select") && !strings.HasPrefix(low, "with") {
-		return errors.New("only SELECT queries are answered")
-	}
-	if strings.Contains(s, ";") {
-		return errors.New("one statement per query")
-	}
-	return nil
-}
-
-// Serve answers read-only queries on QuerySubject from st until ctx ends: the owner of the
-// embedded store (arbiter run) runs it, so reports work while it holds the data directory.
-// Results larger than a NATS message go back in chunks.
+// Serve runs the reports callers request on QuerySubject over st until ctx ends: the owner of
+// the embedded store (arbiter run) runs it, so reports work while it holds the data directory.
+// Requests are decoded and validated by DecodeRequest; results larger than a NATS message go
+// back in chunks.
 func Serve(ctx context.Context, nc *nats.Conn, st Querier, owner string, log *slog.Logger) error {
 	sem := make(chan struct{}, 4) // queries at once; the rest wait in NATS's buffer
 	sub, err := nc.Subscribe(QuerySubject, func(m *nats.Msg) {
@@ -76,32 +51,33 @@ func Serve(ctx context.Context, nc *nats.Conn, st Querier, owner string, log *sl
 }
 
 func answer(ctx context.Context, nc *nats.Conn, m *nats.Msg, st Querier, owner string, log *slog.Logger) {
-	var req queryRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		replyError(m, "decoding the request: "+err.Error())
+	req, err := DecodeRequest(m.Data)
+	if err != nil {
+		log.Debug("refused a report request", "err", err)
+		replyError(m, err.Error())
 		return
 	}
 	if req.Info {
-		in := ownerInfo{Owner: owner, Tables: map[string]string{}}
-		for _, t := range tables {
-			in.Tables[t] = st.Table(t)
-		}
-		b, _ := json.Marshal(in)
+		b, _ := json.Marshal(ownerInfo{Owner: owner})
 		_ = m.Respond(b)
-		return
-	}
-	if err := ReadOnly(req.SQL); err != nil {
-		replyError(m, err.Error())
 		return
 	}
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	out, err := st.Query(qctx, req.SQL)
-	if err != nil {
-		log.Debug("report query failed", "err", err)
-		replyError(m, err.Error())
-		return
+	res, err := Run(qctx, st, req)
+	if err == nil {
+		var out []byte
+		if out, err = encodeResult(res); err == nil {
+			respond(nc, m, out, log)
+			return
+		}
 	}
+	log.Debug("report request failed", "report", req.Report, "err", err)
+	replyError(m, err.Error())
+}
+
+// respond sends out to m's reply subject in chunks that fit a NATS message.
+func respond(nc *nats.Conn, m *nats.Msg, out []byte, log *slog.Logger) {
 	chunk := int(nc.MaxPayload()) - 4096
 	for {
 		reply := nats.NewMsg(m.Reply)
@@ -112,7 +88,7 @@ func answer(ctx context.Context, nc *nats.Conn, m *nats.Msg, st Querier, owner s
 			reply.Header.Set(headerMore, "1")
 		}
 		if err := nc.PublishMsg(reply); err != nil {
-			log.Warn("answering a report query", "err", err)
+			log.Warn("answering a report request", "err", err)
 			return
 		}
 		if len(out) == 0 {
@@ -127,21 +103,20 @@ func replyError(m *nats.Msg, msg string) {
 	_ = m.RespondMsg(r)
 }
 
-// ErrNoOwner says nobody answers queries on QuerySubject.
+// ErrNoOwner says nobody answers report requests on QuerySubject.
 var ErrNoOwner = errors.New("no store owner answers report queries")
 
-// Client queries the store through its owner over NATS.
+// Client runs reports at the store's owner over NATS.
 type Client struct {
-	nc     *nats.Conn
-	owner  string
-	tables map[string]string
+	nc    *nats.Conn
+	owner string
 }
 
-var _ Querier = (*Client)(nil)
+var _ Reporter = (*Client)(nil)
 
 // Dial asks who owns the store; it returns ErrNoOwner when nobody answers within ctx.
 func Dial(ctx context.Context, nc *nats.Conn) (*Client, error) {
-	b, _ := json.Marshal(queryRequest{Info: true})
+	b, _ := json.Marshal(Request{Info: true})
 	m, err := nc.RequestWithContext(ctx, QuerySubject, b)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
@@ -153,22 +128,30 @@ func Dial(ctx context.Context, nc *nats.Conn) (*Client, error) {
 	if err := json.Unmarshal(m.Data, &in); err != nil {
 		return nil, fmt.Errorf("decoding the store owner's answer: %w", err)
 	}
-	return &Client{nc: nc, owner: in.Owner, tables: in.Tables}, nil
+	return &Client{nc: nc, owner: in.Owner}, nil
 }
 
 // Owner describes the process that answers.
 func (c *Client) Owner() string { return c.owner }
 
-// Table names a table as the owner's store names it.
-func (c *Client) Table(name string) string {
-	if t, ok := c.tables[name]; ok {
-		return t
+// Run runs r at the owner and gathers the result's chunks.
+func (c *Client) Run(ctx context.Context, r Request) (*Result, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
 	}
-	return "`" + name + "`"
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the report request: %w", err)
+	}
+	out, err := c.request(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResult(out)
 }
 
-// Query runs a SELECT at the owner and gathers the result's chunks.
-func (c *Client) Query(ctx context.Context, sql string) ([]byte, error) {
+// request sends b to the owner and gathers the answer's chunks.
+func (c *Client) request(ctx context.Context, b []byte) ([]byte, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 5*time.Minute)
@@ -177,18 +160,17 @@ func (c *Client) Query(ctx context.Context, sql string) ([]byte, error) {
 	inbox := c.nc.NewInbox()
 	sub, err := c.nc.SubscribeSync(inbox)
 	if err != nil {
-		return nil, fmt.Errorf("querying the store's owner: %w", err)
+		return nil, fmt.Errorf("asking the store's owner for a report: %w", err)
 	}
 	defer sub.Unsubscribe()
-	b, _ := json.Marshal(queryRequest{SQL: sql})
 	if err := c.nc.PublishRequest(QuerySubject, inbox, b); err != nil {
-		return nil, fmt.Errorf("querying the store's owner: %w", err)
+		return nil, fmt.Errorf("asking the store's owner for a report: %w", err)
 	}
 	var out []byte
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("waiting for %s to answer a query: %w", c.owner, err)
+			return nil, fmt.Errorf("waiting for %s to answer a report request: %w", c.owner, err)
 		}
 		if e := m.Header.Get(headerError); e != "" {
 			return nil, fmt.Errorf("%s: %s", c.owner, e)
