@@ -87,7 +87,8 @@ func TestParseDSN(t *testing.T) {
 
 func FuzzParseDSN(f *testing.F) {
 	for _, s := range []string{"clickhouse://u:pw@h:9000/db", "tcp://a:1,b:2/x?cluster=c", "http://h:8123",
-		"clickhouse://u:pw@h:9000/db?dial_timeout=x", "clickhouse://%zz"} {
+		"clickhouse://u:pw@h:9000/db?dial_timeout=x", "clickhouse://%zz",
+		"clickhouse://h:9440/b?secure=true&tls_ca=/a.pem&tls_cert=/c.pem&tls_key=/k.pem&tls_ca=/x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, dsn string) {
@@ -103,6 +104,11 @@ func FuzzParseDSN(f *testing.F) {
 		}
 		if p := sc.Options.Auth.Password; p != "" {
 			t.Fatalf("accepted a DSN with a password (%q)", sc.Redacted)
+		}
+		for _, k := range []string{"cluster", "tls_ca", "tls_cert", "tls_key"} {
+			if _, ok := sc.Options.Settings[k]; ok {
+				t.Fatalf("%s passed on as a ClickHouse setting", k)
+			}
 		}
 	})
 }
