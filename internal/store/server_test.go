@@ -129,29 +129,49 @@ func readHello(c *tls.Conn) handshake {
 		return handshake{err: err}
 	}
 	h := handshake{peerCN: c.ConnectionState().PeerCertificates[0].Subject.CommonName}
-	buf := make([]byte, 512)
-	n, err := c.Read(buf)
-	h.hello, h.err = buf[:n], err
+	buf := make([]byte, 4096)
+	for len(h.hello) < len(buf) && !bytes.Contains(h.hello, []byte(testPassword)) {
+		n, err := c.Read(buf[len(h.hello):])
+		h.hello = buf[:len(h.hello)+n]
+		if err != nil {
+			h.err = err
+			break
+		}
+	}
 	return h
 }
+
+// testPassword is the password the TLS tests put in a file; readHello reads until it has come.
+const testPassword = "s3cret-from-file"
 
 // OpenServer speaks TLS to the server, verifies it against the CA and presents the client
 // certificate, whether the files are named by the environment or by the DSN; the password read
 // from a file is what goes over the wire, and the error never shows it.
 func TestOpenServerTLSClientCertificate(t *testing.T) {
-	for _, viaDSN := range []bool{false, true} {
-		name := map[bool]string{false: "environment", true: "DSN parameters"}[viaDSN]
-		t.Run(name, func(t *testing.T) {
+	tests := []struct {
+		name   string
+		scheme string // the native protocol, or HTTP over TLS
+		viaDSN bool   // files named by DSN parameters, or by the environment
+	}{
+		{"native, environment", "clickhouse://", false},
+		{"native, DSN parameters", "clickhouse://", true},
+		{"https, environment", "https://", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			ca := newTestCA(t, "bursar test CA")
 			addr, seen := tlsListener(t, ca)
 			ca.issue(t, "bursar-client", x509.ExtKeyUsageClientAuth)
 			pwFile := filepath.Join(t.TempDir(), "password")
-			if err := os.WriteFile(pwFile, []byte("s3cret-from-file\n"), 0o600); err != nil {
+			if err := os.WriteFile(pwFile, []byte(testPassword+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			t.Setenv(PasswordFileEnv, pwFile)
-			dsn := "clickhouse://bursar@" + addr + "/bursar?dial_timeout=5s"
-			if viaDSN {
+			dsn := tc.scheme + "bursar@" + addr + "/bursar?dial_timeout=5s"
+			if tc.scheme == "https://" {
+				dsn += "&secure=true"
+			}
+			if tc.viaDSN {
 				dsn += "&tls_ca=" + ca.path("ca.pem") + "&tls_cert=" + ca.path("bursar-client.pem") + "&tls_key=" + ca.path("bursar-client-key.pem")
 			} else {
 				t.Setenv(TLSCAEnv, ca.path("ca.pem"))
@@ -163,7 +183,7 @@ func TestOpenServerTLSClientCertificate(t *testing.T) {
 			if h.peerCN != "bursar-client" {
 				t.Fatalf("server saw client certificate %q (handshake: %v), want bursar-client", h.peerCN, h.err)
 			}
-			if !bytes.Contains(h.hello, []byte("s3cret-from-file")) || bytes.Contains(h.hello, []byte("s3cret-from-file\n")) {
+			if !bytes.Contains(h.hello, []byte(testPassword)) || bytes.Contains(h.hello, []byte(testPassword+"\n")) {
 				t.Errorf("hello %q does not carry the password from the file (newline dropped)", h.hello)
 			}
 			if err == nil || strings.Contains(err.Error(), "s3cret") {
