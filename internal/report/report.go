@@ -2,9 +2,10 @@
 // for: spend and cost per GPU-hour, cost per million tokens, savings against on-demand, idle GPUs,
 // budget burn, reclaims, commitment floors and a FOCUS export.
 //
-// Every report is a function over a Querier (the store, or the store's owner over NATS) and
-// Options; the time is passed in (Options.Now), never read from the clock, so a report over a
-// fixed history always gives the same numbers. Reports read the hourly rollups wherever they hold
+// Every report is a function over a Querier (the store) and Options. Other processes name a
+// report in a Request, which the store's owner runs for them over NATS (Serve, Client), so no SQL
+// comes from outside. The time is passed in (Options.Now), never read from the clock, so a report
+// over a fixed history always gives the same numbers. Reports read the hourly rollups wherever they hold
 // what is needed and go to raw rows only for what the rollups cannot know: the parts of hours at
 // the window's edges and the interval still open after each series' latest sample.
 package report
@@ -20,8 +21,8 @@ import (
 	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
-// Querier runs read-only SQL on the history. *store.Store and *Client (the store's owner over
-// NATS) both are one.
+// Querier runs read-only SQL on the history: *store.Store is one. Only this process's reports
+// send it SQL; others send a Request.
 type Querier interface {
 	// Query runs a SELECT and returns its rows as JSONEachRow.
 	Query(ctx context.Context, query string) ([]byte, error)
