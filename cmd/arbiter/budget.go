@@ -228,11 +228,7 @@ func withStore(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *bud
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 	defer cancel()
-	url := g.NATS
-	if url == "" {
-		url = cli.DefaultNATS
-	}
-	nc, js, err := bus.Connect(ctx, url, "arbiter-budget", log.With("cmd", "budget"))
+	nc, js, err := g.Dial(ctx, "", bus.RoleBudget, "arbiter-budget", log.With("cmd", "budget"))
 	if err != nil {
 		return fmt.Errorf("%w (is \"arbiter run\" up, or is --nats right?)", err)
 	}

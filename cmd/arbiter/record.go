@@ -70,7 +70,7 @@ func runRecord(ctx context.Context, g *cli.Globals, o recordOptions, log *slog.L
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	nc, js, err := bus.Connect(cctx, g.NATSURL(), "arbiter-record", log)
+	nc, js, err := g.Dial(cctx, "", bus.RoleArbiter, "arbiter-record", log)
 	if err != nil {
 		return err
 	}

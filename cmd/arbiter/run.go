@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
 	"github.com/spf13/cobra"
 
@@ -88,27 +89,13 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	if err != nil {
 		return err
 	}
-	url := g.NATS
-	if url == "" {
-		host, port, err := splitListen(o.listen)
-		if err != nil {
-			return err
-		}
-		storeDir := filepath.Join(g.DataDir, "nats")
-		ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Host: host, Port: port, StoreDir: storeDir})
-		if err != nil {
-			return err
-		}
-		defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-		url = ns.ClientURL()
-		log.Info("embedded NATS with JetStream is up", "url", url, "store", storeDir)
-	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	nc, js, err := bus.Connect(cctx, url, "arbiter", log)
+	nc, js, stop, err := connectArbiter(cctx, g, o, log)
 	if err != nil {
 		return err
 	}
+	defer stop()
 	defer nc.Drain() //nolint:errcheck // best effort at exit
 	if err := bus.Ensure(cctx, js, bus.Options{LeaseTTL: o.leaseTTL}); err != nil {
 		return err
@@ -234,4 +221,34 @@ func checkStale(th alert.Thresholds) error {
 		return fmt.Errorf("--stale-telemetry %s: must be 0 (off) or more, e.g. 2m", th.Telemetry)
 	}
 	return nil
+}
+
+// connectArbiter connects to --nats, or starts the embedded server (each role's key written
+// under --data-dir on first start, TLS from --nats-tls-cert/--nats-tls-key) and connects to it
+// in-process. stop drains the connection and stops the server.
+func connectArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Logger) (*nats.Conn, jetstream.JetStream, func(), error) {
+	if g.NATS != "" {
+		nc, js, err := g.Dial(ctx, "", bus.RoleArbiter, "arbiter", log)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return nc, js, func() { _ = nc.Drain() }, nil // best effort at exit
+	}
+	host, port, err := splitListen(o.listen)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	storeDir := g.NATSStoreDir()
+	ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Host: host, Port: port, StoreDir: storeDir,
+		TLSCert: g.Auth.TLSCert, TLSKey: g.Auth.TLSKey})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--listen %s: %w", o.listen, err)
+	}
+	log.Info("embedded NATS with JetStream is up", "url", ns.ClientURL(), "store", storeDir, "credentials", g.NATSCredsDir())
+	nc, js, err := bus.ConnectEmbedded(ctx, ns, storeDir, "arbiter", log)
+	if err != nil {
+		ns.Shutdown()
+		return nil, nil, nil, err
+	}
+	return nc, js, func() { _ = nc.Drain(); ns.Shutdown(); ns.WaitForShutdown() }, nil
 }

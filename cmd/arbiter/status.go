@@ -29,7 +29,7 @@ func newStatusCmd(g *cli.Globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
 			defer cancel()
-			nc, js, err := bus.Connect(ctx, g.NATSURL(), "arbiter-status", log)
+			nc, js, err := g.Dial(ctx, "", bus.RoleArbiter, "arbiter-status", log)
 			if err != nil {
 				return err
 			}

@@ -74,13 +74,13 @@ func runCollector(ctx context.Context, g *cli.Globals, o runOptions, log *slog.L
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	nc, js, err := bus.Connect(cctx, g.NATSURL(), "collector", log)
+	nc, js, err := g.Dial(cctx, "", bus.RoleCollector, "collector", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	if err := bus.Ensure(cctx, js, bus.Options{}); err != nil {
-		return fmt.Errorf("creating Bursar's streams at %s: %w", bus.Redact(g.NATSURL()), err)
+	if err := bus.Ready(cctx, js, bus.Market, bus.Telemetry); err != nil {
+		return fmt.Errorf("NATS at %s: %w", bus.Redact(g.NATSURL()), err)
 	}
 	pub := bus.NewPublisher(js)
 	reg := cli.NewRegistry()

@@ -68,7 +68,7 @@ func loadPolicies(ctx context.Context, cmd *cobra.Command, g *cli.Globals, file 
 	if err != nil {
 		return nil, err
 	}
-	nc, js, err := bus.Connect(ctx, g.NATSURL(), "report", log)
+	nc, js, err := g.Dial(ctx, "", bus.RoleReport, "report", log)
 	if err != nil {
 		return nil, err
 	}

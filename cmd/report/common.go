@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/report"
@@ -81,7 +82,11 @@ func open(ctx context.Context, cmd *cobra.Command, g *cli.Globals) (report.Repor
 	if err != nil {
 		return nil, nil, err
 	}
-	return report.Open(ctx, report.Source{DSN: g.ClickHouse, DataDir: g.DataDir, NATSURL: g.NATSURL(), Log: log})
+	natsOpts, err := g.NATSOptions(bus.RoleReport)
+	if err != nil {
+		return nil, nil, err
+	}
+	return report.Open(ctx, report.Source{DSN: g.ClickHouse, DataDir: g.DataDir, NATSURL: g.NATSURL(), NATS: natsOpts, Log: log})
 }
 
 // emit writes the chart (when asked) and the result.

@@ -27,7 +27,7 @@ func newStreamsCmd(g *cli.Globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
-			nc, js, err := bus.Connect(ctx, g.NATSURL(), "report", log)
+			nc, js, err := g.Dial(ctx, "", bus.RoleReport, "report", log)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -17,10 +19,19 @@ type EmbeddedOptions struct {
 	Host     string // default 127.0.0.1
 	Port     int    // default 4222; -1 picks a free port
 	StoreDir string // JetStream's files
+	// CredsDir holds each role's nkey seed (default CredsDir(StoreDir)); missing ones are made.
+	CredsDir string
+	// TLSCert and TLSKey are the server's certificate and key files; a listen address other
+	// than loopback needs them.
+	TLSCert, TLSKey string
+	// Users are extra password users beside the roles' keys (tests use one; see bustest).
+	Users []*server.User
 }
 
 // StartEmbedded starts an in-process nats-server with JetStream and waits until it accepts
-// connections. Call Shutdown and WaitForShutdown to stop it.
+// connections. Only the roles' nkeys (made on first start under CredsDir) may connect, each
+// with its role's Permissions: anonymous clients are refused. Call Shutdown and
+// WaitForShutdown to stop it.
 func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
@@ -31,13 +42,17 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
 	if o.StoreDir == "" {
 		return nil, fmt.Errorf("embedded NATS needs a store directory")
 	}
+	if o.CredsDir == "" {
+		o.CredsDir = CredsDir(o.StoreDir)
+	}
 	if err := os.MkdirAll(o.StoreDir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating NATS store %s: %w", o.StoreDir, err)
 	}
-	s, err := server.NewServer(&server.Options{
-		ServerName: "bursar-embedded", Host: o.Host, Port: o.Port,
-		JetStream: true, StoreDir: o.StoreDir, NoSigs: true, NoLog: true,
-	})
+	opts, err := serverOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("configuring embedded NATS: %w", err)
 	}
@@ -49,10 +64,47 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
 	return s, nil
 }
 
+// serverOptions builds the server's options: the roles' users, and TLS where asked (or where a
+// non-loopback address needs it).
+func serverOptions(o EmbeddedOptions) (*server.Options, error) {
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, fmt.Errorf("embedded NATS TLS needs both --nats-tls-cert and --nats-tls-key")
+	}
+	if o.TLSCert == "" && !isLoopback(o.Host) {
+		return nil, fmt.Errorf("embedded NATS on %s without TLS: listen on 127.0.0.1, or give --nats-tls-cert and --nats-tls-key", o.Host)
+	}
+	keys, err := LoadOrCreateKeys(o.CredsDir)
+	if err != nil {
+		return nil, err
+	}
+	opts := &server.Options{
+		ServerName: "bursar-embedded", Host: o.Host, Port: o.Port,
+		JetStream: true, StoreDir: o.StoreDir, NoSigs: true, NoLog: true,
+		Nkeys: nkeyUsers(keys), Users: o.Users,
+	}
+	if o.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLSCert, KeyFile: o.TLSKey})
+		if err != nil {
+			return nil, fmt.Errorf("embedded NATS TLS (%s, %s): %w", o.TLSCert, o.TLSKey, err)
+		}
+		opts.TLSConfig, opts.TLS = tc, true
+	}
+	return opts, nil
+}
+
+// isLoopback reports whether host only accepts connections from this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Connect dials NATS at url and returns the connection and its JetStream context. Credentials
-// come from the URL's user info or from the file named by BURSAR_NATS_CREDS, never from flags,
-// and are never part of an error or a log line.
-func Connect(ctx context.Context, rawURL, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+// and TLS come in extra (see Auth.Options), never from flag values, and are never part of an
+// error or a log line.
+func Connect(ctx context.Context, rawURL, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
@@ -62,11 +114,12 @@ func Connect(ctx context.Context, rawURL, name string, log *slog.Logger) (*nats.
 				log.Warn("disconnected from NATS", "err", err)
 			}
 		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			log.Warn("NATS refused or dropped a message", "err", err)
+		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("reconnected to NATS", "url", Redact(c.ConnectedUrl())) }),
 	}
-	if creds := os.Getenv("BURSAR_NATS_CREDS"); creds != "" {
-		opts = append(opts, nats.UserCredentials(creds))
-	}
+	opts = append(opts, extra...)
 	if deadline, ok := ctx.Deadline(); ok {
 		opts = append(opts, nats.Timeout(time.Until(deadline)))
 	}
@@ -81,4 +134,26 @@ func Connect(ctx context.Context, rawURL, name string, log *slog.Logger) (*nats.
 		return nil, nil, fmt.Errorf("opening JetStream at %s: %w", Redact(rawURL), err)
 	}
 	return nc, js, nil
+}
+
+// ConnectEmbedded connects in-process to s, the embedded server started on storeDir, as the
+// arbiter with the key StartEmbedded wrote: no socket, so no TLS is needed for it.
+func ConnectEmbedded(ctx context.Context, s *server.Server, storeDir, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	opts, err := Auth{Role: RoleArbiter, NkeyFile: SeedFile(CredsDir(storeDir), RoleArbiter)}.Options()
+	if err != nil {
+		return nil, nil, err
+	}
+	// In-process the server asks for no TLS, but a tls:// URL would make the client insist.
+	url := strings.Replace(s.ClientURL(), "tls://", "nats://", 1)
+	return Connect(ctx, url, name, log, append(opts, nats.InProcessServer(s))...)
+}
+
+// Ready checks that streams exist, for a program whose role may not create them.
+func Ready(ctx context.Context, js jetstream.JetStream, streams ...string) error {
+	for _, name := range streams {
+		if _, err := js.Stream(ctx, name); err != nil {
+			return fmt.Errorf("stream %s: %w (start \"arbiter run\" once against this NATS: it creates the streams)", name, err)
+		}
+	}
+	return nil
 }

@@ -28,17 +28,19 @@ type Globals struct {
 	ClickHouse string // ClickHouse DSN; empty means the embedded engine under DataDir
 	LogFormat  string
 	LogLevel   string
+	Auth       NATSAuth // credentials and TLS for NATS
 }
 
 // Bind adds the global flags to cmd as persistent flags. natsHelp explains what an empty --nats
 // means for this program.
 func (g *Globals) Bind(cmd *cobra.Command, natsDefault, natsHelp string) {
 	f := cmd.PersistentFlags()
-	f.StringVar(&g.NATS, "nats", natsDefault, natsHelp+" (env BURSAR_NATS; credentials file: BURSAR_NATS_CREDS)")
+	f.StringVar(&g.NATS, "nats", natsDefault, natsHelp+" (env BURSAR_NATS; credentials: --nats-creds, --nats-nkey or --nats-user)")
 	f.StringVar(&g.DataDir, "data-dir", "./bursar-data", "where embedded NATS and ClickHouse keep their files (env BURSAR_DATA_DIR)")
 	f.StringVar(&g.ClickHouse, "clickhouse", "", "ClickHouse server DSN, e.g. clickhouse://user@host:9440/bursar?secure=true, never with a password: that comes from BURSAR_CLICKHOUSE_PASSWORD or the file BURSAR_CLICKHOUSE_PASSWORD_FILE names; a private CA and client certificate from BURSAR_CLICKHOUSE_TLS_CA, _TLS_CERT, _TLS_KEY. Empty: the embedded engine under --data-dir (env BURSAR_CLICKHOUSE)")
 	f.StringVar(&g.LogFormat, "log-format", "text", "log format: text or json (env BURSAR_LOG_FORMAT)")
 	f.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn or error (env BURSAR_LOG_LEVEL)")
+	g.Auth.bind(f)
 }
 
 // EnvName is the environment variable that stands in for a global flag, one every program

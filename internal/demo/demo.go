@@ -163,7 +163,7 @@ func startInfra(ctx context.Context, o Options, cfg *fleet.Config) (*infra, erro
 	o.Log.Info("embedded NATS with JetStream is up", "url", ns.ClientURL())
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	nc, js, err := bus.Connect(cctx, ns.ClientURL(), "arbiter-demo", o.Log)
+	nc, js, err := bus.ConnectEmbedded(cctx, ns, filepath.Join(o.DataDir, "nats"), "arbiter-demo", o.Log)
 	if err != nil {
 		closeAll()
 		return nil, err

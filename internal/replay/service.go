@@ -84,7 +84,7 @@ func (p *service) build() error {
 		return err
 	}
 	log := slog.New(slog.DiscardHandler)
-	nc, js, err := bus.Connect(p.ctx, ns.ClientURL(), "replay", log)
+	nc, js, err := bus.ConnectEmbedded(p.ctx, ns, dir, "replay", log)
 	if err != nil {
 		return err
 	}

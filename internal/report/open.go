@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/store"
 	"github.com/bursar-dev/bursar/internal/store/chdb"
@@ -16,7 +18,8 @@ import (
 type Source struct {
 	DSN     string // a ClickHouse server; empty: the embedded store under DataDir
 	DataDir string
-	NATSURL string // where the embedded store's owner answers queries
+	NATSURL string        // where the embedded store's owner answers queries
+	NATS    []nats.Option // credentials and TLS for NATSURL (cli.Globals.NATSOptions)
 	Log     *slog.Logger
 }
 
@@ -38,7 +41,7 @@ func Open(ctx context.Context, src Source) (Reporter, func() error, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	nc, _, nerr := bus.Connect(dctx, src.NATSURL, "report", src.Log)
+	nc, _, nerr := bus.Connect(dctx, src.NATSURL, "report", src.Log, src.NATS...)
 	if nerr == nil {
 		c, err := Dial(dctx, nc)
 		if err == nil {

@@ -3,7 +3,10 @@ package bustest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
+	"net/url"
 	"testing"
 	"time"
 
@@ -20,26 +23,66 @@ type Env struct {
 	Server *server.Server
 	Conn   *nats.Conn
 	JS     jetstream.JetStream
-	URL    string
+	// URL carries a test user with the arbiter's permissions, so code under test that takes a
+	// URL connects as the arbiter would. Server.ClientURL() has no credentials: it is refused.
+	URL string
+	// CredsDir holds each role's nkey seed, as "arbiter run" writes them (bus.SeedFile).
+	CredsDir string
 }
 
 // Start starts a server on a random port with a temporary store; it stops when the test ends.
 func Start(tb testing.TB) *Env {
 	tb.Helper()
-	s, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: tb.TempDir()})
+	store := tb.TempDir()
+	pass := randomPassword(tb)
+	s, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: store,
+		Users: []*server.User{{Username: "bustest", Password: pass, Permissions: bus.Permissions(bus.RoleArbiter)}}})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u.User = url.UserPassword("bustest", pass)
+	env := &Env{Server: s, URL: u.String(), CredsDir: bus.CredsDir(store)}
+	env.Conn, env.JS = env.ConnectAs(tb, bus.RoleArbiter)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nc, js, err := bus.Connect(ctx, s.ClientURL(), tb.Name(), slog.New(slog.DiscardHandler))
+	if err := bus.Ensure(ctx, env.JS, bus.Options{}); err != nil {
+		tb.Fatal(err)
+	}
+	return env
+}
+
+// ConnectAs connects with role's key, as that program would on this machine; the connection
+// closes when the test ends.
+func (e *Env) ConnectAs(tb testing.TB, role string) (*nats.Conn, jetstream.JetStream) {
+	tb.Helper()
+	opts, err := e.Auth(role).Options()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, js, err := bus.Connect(ctx, e.Server.ClientURL(), tb.Name()+"-"+role, slog.New(slog.DiscardHandler), opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(nc.Close)
-	if err := bus.Ensure(ctx, js, bus.Options{}); err != nil {
+	return nc, js
+}
+
+// Auth is role's default authentication against this server.
+func (e *Env) Auth(role string) bus.Auth {
+	return bus.Auth{Role: role, DefaultCreds: e.CredsDir}
+}
+
+func randomPassword(tb testing.TB) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
 		tb.Fatal(err)
 	}
-	return &Env{Server: s, Conn: nc, JS: js, URL: s.ClientURL()}
+	return hex.EncodeToString(b)
 }

@@ -1,0 +1,201 @@
+package bus
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+func TestNonLoopbackListenNeedsTLS(t *testing.T) {
+	cert, key, _ := writeTLS(t)
+	for _, tt := range []struct {
+		host      string
+		tls, want bool
+	}{
+		{"127.0.0.1", false, true},
+		{"localhost", false, true},
+		{"::1", false, true},
+		{"0.0.0.0", false, false},
+		{"::", false, false},
+		{"10.1.2.3", false, false},
+		{"nats.example.com", false, false},
+		{"0.0.0.0", true, true},
+	} {
+		t.Run(tt.host, func(t *testing.T) {
+			o := EmbeddedOptions{Host: tt.host, StoreDir: t.TempDir(), CredsDir: t.TempDir()}
+			if tt.tls {
+				o.TLSCert, o.TLSKey = cert, key
+			}
+			_, err := serverOptions(o)
+			if tt.want && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tt.want && (err == nil || !strings.Contains(err.Error(), "--nats-tls-cert")) {
+				t.Fatalf("err = %v, want a refusal naming --nats-tls-cert", err)
+			}
+		})
+	}
+	if _, err := StartEmbedded(EmbeddedOptions{Host: "0.0.0.0", Port: -1, StoreDir: t.TempDir()}); err == nil {
+		t.Fatal("the embedded server listened on 0.0.0.0 without TLS")
+	}
+}
+
+func TestKeysAreMadeOnceAndPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "creds")
+	first, err := LoadOrCreateKeys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := LoadOrCreateKeys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range Roles {
+		if first[role] == "" || first[role] != again[role] {
+			t.Errorf("%s: key %q, then %q", role, first[role], again[role])
+		}
+		fi, err := os.Stat(SeedFile(dir, role))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", role, fi.Mode().Perm())
+		}
+	}
+}
+
+func TestMalformedKeyFileIsRefused(t *testing.T) {
+	for _, content := range []string{"", "not a seed\n", "SUAXXXX\n", "UAB4QJ2EKD3LWPFAXDZ3UBV2CIRKI4HDVTIP6YETCVWMRF5QMRAXCNNC\n"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(SeedFile(dir, RoleArbiter), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadOrCreateKeys(dir)
+		if err == nil || !strings.Contains(err.Error(), SeedFile(dir, RoleArbiter)) {
+			t.Errorf("%q: err = %v, want one naming the file", content, err)
+		}
+	}
+}
+
+func FuzzKeyFile(f *testing.F) {
+	f.Add([]byte("SUAMK2FG4MI6UE3ACF3FK3OIQBCEIEZV7NSWFFEW63UXMRLFM2XLAXK4GY\n"))
+	f.Add([]byte("-----BEGIN USER NKEY SEED-----\nSUAX\n------END USER NKEY SEED------\n"))
+	f.Fuzz(func(t *testing.T, content []byte) {
+		if pub, err := publicKey("k.nk", content); err == nil && !strings.HasPrefix(pub, "U") {
+			t.Fatalf("accepted %q as a user key: %q", content, pub)
+		}
+	})
+}
+
+// TestTLSWithATestCAWorksEndToEnd starts the embedded server with a certificate signed by a CA
+// made here: the collector publishes through it trusting that CA, and a client that does not
+// trust it is refused.
+func TestTLSWithATestCAWorksEndToEnd(t *testing.T) {
+	cert, key, ca := writeTLS(t)
+	store := t.TempDir()
+	s, err := StartEmbedded(EmbeddedOptions{Port: -1, StoreDir: store, TLSCert: cert, TLSKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	log := slog.New(slog.DiscardHandler)
+	anc, ajs, err := ConnectEmbedded(ctx, s, store, "arbiter", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer anc.Close()
+	if err := Ensure(ctx, ajs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	auth := Auth{Role: RoleCollector, DefaultCreds: CredsDir(store), TLSCA: ca}
+	opts, err := auth.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, js, err := Connect(ctx, s.ClientURL(), "collector", log, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if !nc.TLSRequired() {
+		t.Fatal("the connection is not TLS")
+	}
+	if _, err := js.Publish(ctx, "bursar.price.aws.us-east-1", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	auth.TLSCA = ""
+	opts, err = auth.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad, _, err := Connect(ctx, s.ClientURL(), "untrusting", log, append(opts, nats.MaxReconnects(0))...); err == nil {
+		bad.Close()
+		t.Fatal("a client that does not trust the test CA connected")
+	}
+}
+
+// writeTLS makes a CA and a server certificate for 127.0.0.1 and localhost signed by it, and
+// returns the files: certificate, key, CA.
+func writeTLS(t *testing.T) (cert, key, ca string) {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bursar test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "bursar nats"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(srvKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, ca = filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem"), filepath.Join(dir, "ca.pem")
+	writePEM(t, cert, "CERTIFICATE", srvDER)
+	writePEM(t, key, "EC PRIVATE KEY", keyDER)
+	writePEM(t, ca, "CERTIFICATE", caDER)
+	return cert, key, ca
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,177 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+)
+
+// Roles: each program connects as one, and the embedded server grants each only what that
+// program does, so a leaked report or collector key cannot move the fleet.
+const (
+	RoleArbiter   = "arbiter"   // everything: it owns the streams, buckets and decisions
+	RoleCollector = "collector" // publishes market and telemetry events only
+	RoleReport    = "report"    // asks the query service and reads streams and buckets
+	RoleBudget    = "budget"    // writes the budget bucket only
+)
+
+// Roles lists every role the embedded server knows, in the order their keys are written.
+var Roles = []string{RoleArbiter, RoleCollector, RoleReport, RoleBudget}
+
+// InboxPrefix is the reply-subject prefix a role's connection uses: each role may subscribe only
+// to its own, so one role cannot read the replies meant for another.
+func InboxPrefix(role string) string { return "_INBOX_" + role }
+
+const jsAPI = "$JS.API."
+
+// readStream is what reading one stream takes: its info, direct and stored message gets, and
+// the ephemeral (ordered) consumers a KV listing or watch creates.
+func readStream(stream string) []string {
+	return []string{
+		jsAPI + "STREAM.INFO." + stream,
+		jsAPI + "STREAM.MSG.GET." + stream,
+		jsAPI + "DIRECT.GET." + stream,
+		jsAPI + "DIRECT.GET." + stream + ".>",
+		jsAPI + "CONSUMER.CREATE." + stream + ".>",
+		jsAPI + "CONSUMER.INFO." + stream + ".>",
+		jsAPI + "CONSUMER.MSG.NEXT." + stream + ".>",
+		jsAPI + "CONSUMER.DELETE." + stream + ".>",
+	}
+}
+
+// kvStream is the stream behind a KV bucket.
+func kvStream(bucket string) string { return "KV_" + bucket }
+
+// Permissions returns what role may publish and subscribe to. Unknown roles get nil: the
+// server then refuses the key, because Users only lists known roles.
+func Permissions(role string) *server.Permissions {
+	inbox := []string{InboxPrefix(role) + ".>"}
+	switch role {
+	case RoleArbiter:
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{">"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
+		}
+	case RoleCollector:
+		pub := []string{"bursar.price.>", "bursar.reclaim.>", "bursar.gpu.>", "bursar.tokens.>",
+			jsAPI + "INFO", jsAPI + "STREAM.INFO." + Market, jsAPI + "STREAM.INFO." + Telemetry}
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: pub},
+			Subscribe: &server.SubjectPermission{Allow: inbox},
+		}
+	case RoleReport:
+		pub := append([]string{"bursar.query.>", jsAPI + "INFO"}, reportReads()...)
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: pub},
+			Subscribe: &server.SubjectPermission{Allow: inbox},
+		}
+	case RoleBudget:
+		pub := append([]string{"$KV." + BucketBudgets + ".>", jsAPI + "INFO"}, readStream(kvStream(BucketBudgets))...)
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: pub},
+			Subscribe: &server.SubjectPermission{Allow: inbox},
+		}
+	}
+	return nil
+}
+
+// reportReads is what report may ask JetStream: the state of every stream (report streams),
+// and the budget and placement buckets read with consumers. Event streams get no consumers: a
+// consumer's name is free, so allowing one would let report replace the recorder's durables.
+func reportReads() []string {
+	var pub []string
+	for _, s := range []string{Market, Telemetry, Fleet, DLQ} {
+		pub = append(pub, jsAPI+"STREAM.INFO."+s)
+	}
+	for _, b := range []string{BucketBudgets, BucketPlacement} {
+		pub = append(pub, readStream(kvStream(b))...)
+	}
+	return pub
+}
+
+// CredsDir is where the embedded server keeps each role's key, under the NATS store directory:
+// <data-dir>/nats/creds.
+func CredsDir(storeDir string) string { return filepath.Join(storeDir, "creds") }
+
+// SeedFile is the file holding role's nkey seed in dir; the CLIs read it by default.
+func SeedFile(dir, role string) string { return filepath.Join(dir, role+".nk") }
+
+// LoadOrCreateKeys returns each role's public nkey, writing a new seed (mode 0600) for a role
+// that has none yet, so the first start creates the keys and later starts reuse them.
+func LoadOrCreateKeys(dir string) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating NATS credentials dir %s: %w", dir, err)
+	}
+	keys := make(map[string]string, len(Roles))
+	for _, role := range Roles {
+		pub, err := loadOrCreateKey(SeedFile(dir, role))
+		if err != nil {
+			return nil, err
+		}
+		keys[role] = pub
+	}
+	return keys, nil
+}
+
+func loadOrCreateKey(path string) (string, error) {
+	seed, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return createKey(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading NATS key %s: %w", path, err)
+	}
+	return publicKey(path, seed)
+}
+
+// publicKey parses the user seed read from path and returns its public key.
+func publicKey(path string, seed []byte) (string, error) {
+	kp, err := nkeys.ParseDecoratedNKey(seed)
+	if err != nil {
+		return "", fmt.Errorf("NATS key %s is not an nkey seed: %w (delete it to make a new one)", path, err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil || !nkeys.IsValidPublicUserKey(pub) {
+		return "", fmt.Errorf("NATS key %s is not a user seed (delete it to make a new one)", path)
+	}
+	return pub, nil
+}
+
+func createKey(path string) (string, error) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return "", fmt.Errorf("making NATS key %s: %w", path, err)
+	}
+	seed, err := kp.Seed()
+	if err != nil {
+		return "", fmt.Errorf("making NATS key %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("writing NATS key %s: %w", path, err)
+	}
+	if _, err := f.Write(append(seed, '\n')); err != nil {
+		f.Close()
+		return "", fmt.Errorf("writing NATS key %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("writing NATS key %s: %w", path, err)
+	}
+	return kp.PublicKey()
+}
+
+// nkeyUsers are the server's users: one per role, with that role's permissions.
+func nkeyUsers(keys map[string]string) []*server.NkeyUser {
+	users := make([]*server.NkeyUser, 0, len(keys))
+	for _, role := range Roles {
+		if pub, ok := keys[role]; ok {
+			users = append(users, &server.NkeyUser{Nkey: pub, Permissions: Permissions(role)})
+		}
+	}
+	return users
+}

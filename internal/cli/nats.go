@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/pflag"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+)
+
+// NATSAuth are the NATS credential and TLS flags every program shares. Each is a file path or a
+// name; the password alone is never a flag value (BURSAR_NATS_PASSWORD or --nats-password-file).
+type NATSAuth struct {
+	Creds, Nkey, User, PasswordFile string
+	TLSCA, TLSCert, TLSKey          string
+}
+
+func (a *NATSAuth) bind(f *pflag.FlagSet) {
+	f.StringVar(&a.Creds, "nats-creds", "", "NATS credentials file (JWT and seed) for a NATS cluster (env BURSAR_NATS_CREDS)")
+	f.StringVar(&a.Nkey, "nats-nkey", "", "file holding an nkey seed to authenticate with. Default: this program's key that \"arbiter run\" wrote under --data-dir (nats/creds/ROLE.nk) (env BURSAR_NATS_NKEY)")
+	f.StringVar(&a.User, "nats-user", "", "NATS user name; the password comes from BURSAR_NATS_PASSWORD or --nats-password-file (env BURSAR_NATS_USER)")
+	f.StringVar(&a.PasswordFile, "nats-password-file", "", "file holding the password of --nats-user (env BURSAR_NATS_PASSWORD_FILE)")
+	f.StringVar(&a.TLSCA, "nats-tls-ca", "", "CA bundle that signs the NATS server's certificate (env BURSAR_NATS_TLS_CA)")
+	f.StringVar(&a.TLSCert, "nats-tls-cert", "", "TLS certificate: the client's for a NATS server, the embedded server's for \"arbiter run\" (env BURSAR_NATS_TLS_CERT)")
+	f.StringVar(&a.TLSKey, "nats-tls-key", "", "key of --nats-tls-cert (env BURSAR_NATS_TLS_KEY)")
+}
+
+// NATSCredsDir is where the embedded server of "arbiter run" keeps the roles' keys.
+func (g *Globals) NATSCredsDir() string { return bus.CredsDir(g.NATSStoreDir()) }
+
+// NATSStoreDir is the embedded server's store under --data-dir.
+func (g *Globals) NATSStoreDir() string { return filepath.Join(g.DataDir, "nats") }
+
+// BusAuth is how role authenticates: the flags, else its key under --data-dir.
+func (g *Globals) BusAuth(role string) (bus.Auth, error) {
+	a := bus.Auth{Role: role, Creds: g.Auth.Creds, NkeyFile: g.Auth.Nkey, User: g.Auth.User,
+		TLSCA: g.Auth.TLSCA, TLSCert: g.Auth.TLSCert, TLSKey: g.Auth.TLSKey}
+	if g.DataDir != "" {
+		a.DefaultCreds = g.NATSCredsDir()
+	}
+	a.Password = os.Getenv("BURSAR_NATS_PASSWORD")
+	if g.Auth.PasswordFile != "" {
+		b, err := os.ReadFile(g.Auth.PasswordFile)
+		if err != nil {
+			return a, fmt.Errorf("reading --nats-password-file: %w", err)
+		}
+		a.Password = strings.TrimSpace(string(b))
+	}
+	return a, nil
+}
+
+// Dial connects to url (NATSURL when empty) as role, named name.
+func (g *Globals) Dial(ctx context.Context, url, role, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	opts, err := g.NATSOptions(role)
+	if err != nil {
+		return nil, nil, err
+	}
+	if url == "" {
+		url = g.NATSURL()
+	}
+	return bus.Connect(ctx, url, name, log, opts...)
+}
+
+// NATSOptions are role's connection options from the flags, for code that connects itself.
+func (g *Globals) NATSOptions(role string) ([]nats.Option, error) {
+	a, err := g.BusAuth(role)
+	if err != nil {
+		return nil, err
+	}
+	return a.Options()
+}
