@@ -247,14 +247,16 @@ func (m *embedded) Exec(ctx context.Context, query string, data []byte) error {
 	return wrapEngineError(err)
 }
 
-// readOnlySettings are the engine's own guards on every Query: a SELECT may read Bursar's tables
-// and nothing else. readonly=1 refuses writes, DDL and changing settings; allow_ddl=0 refuses table
-// functions (file, url, s3...). They apply to the outer SELECT that wraps the query, where the
-// wrapped text cannot undo them, and a wrapped INTO OUTFILE is a syntax error.
+// readOnlySettings are the engine's own guards on every Query: readonly=1 refuses writes and DDL,
+// allow_ddl=0 refuses table functions (file, url, s3...), and a wrapped INTO OUTFILE is a syntax
+// error. They are a second guard: on chDB, which has no user profiles, the wrapped query's own
+// SETTINGS clause can lift them, so only Bursar's own SQL may reach Query (report requests over
+// NATS carry none); a ClickHouse server enforces them for other clients by a user's profile.
 const readOnlySettings = "SETTINGS allow_ddl = 0, readonly = 1"
 
 // Query runs query as a subquery of a read-only SELECT, so the engine, not a check of the text,
-// refuses whatever would write or reach outside the database.
+// refuses writes and table functions. The outer SELECT formats the rows: output settings in the
+// query's own SETTINGS (date_time_output_format...) do not reach the output.
 func (m *embedded) Query(ctx context.Context, query string) ([]byte, error) {
 	q := "SELECT * FROM (\n" + query + "\n) " + readOnlySettings
 	out, err := m.e.Query(ctx, []byte(q), "JSONEachRow")
