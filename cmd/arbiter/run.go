@@ -49,7 +49,7 @@ func newRunCmd(g *cli.Globals) *cobra.Command {
 		Use:   "run",
 		Short: "Run the arbiter (and, with no --nats, an embedded NATS server)",
 		Example: `  arbiter run                                  # embedded NATS on 127.0.0.1:4222, data in ./bursar-data
-  arbiter run --listen 0.0.0.0:4222 --data-dir /var/lib/bursar
+  arbiter run --listen 0.0.0.0:4222 --nats-tls-cert /etc/bursar/nats.pem --nats-tls-key /etc/bursar/nats-key.pem --data-dir /var/lib/bursar
   arbiter run --nats nats://nats-1:4222,nats://nats-2:4222`,
 		Long: `Run the arbiter: follow prices, reclaims and telemetry, plan, apply budgets and actions.
 
@@ -70,7 +70,7 @@ stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (only without --nats)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (only without --nats); an address other than loopback needs --nats-tls-cert and --nats-tls-key")
 	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint; empty to disable")
 	f.StringVar(&o.config, "config", "", "the fleet file: locations, actuators and workloads (check it with \"arbiter config check FILE\"); default ./bursar.yaml if it exists, else run without placement (NATS and history only)")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not record events into ClickHouse (run \"arbiter record\" elsewhere)")
