@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/bus"
@@ -218,4 +219,44 @@ func wait(allowed bool) time.Duration {
 		return 10 * time.Second
 	}
 	return 500 * time.Millisecond
+}
+
+// TestOnlyReportAndArbiterAskTheQueryService: report's key reaches the query service, the
+// collector's and budget's keys can neither ask it nor answer in its place.
+func TestOnlyReportAndArbiterAskTheQueryService(t *testing.T) {
+	env := bustest.Start(t)
+	const subject = "bursar.query.store"
+	sub, err := env.Conn.Subscribe(subject, func(m *nats.Msg) { _ = m.Respond([]byte("ok")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe() //nolint:errcheck // the test ends
+	for _, tt := range []struct {
+		role string
+		want bool
+	}{{bus.RoleReport, true}, {bus.RoleArbiter, true}, {bus.RoleCollector, false}, {bus.RoleBudget, false}} {
+		t.Run(tt.role, func(t *testing.T) {
+			nc, _ := env.ConnectAs(t, tt.role)
+			_, err := nc.Request(subject, []byte(`{}`), wait(tt.want))
+			if (err == nil) != tt.want {
+				t.Fatalf("request as %s: err = %v, want allowed %v", tt.role, err, tt.want)
+			}
+			if tt.role == bus.RoleArbiter {
+				return
+			}
+			fake, err := nc.SubscribeSync(subject)
+			if err != nil {
+				return // refused at once
+			}
+			if err := nc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.Conn.Publish(subject, []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fake.NextMsg(wait(false)); err == nil {
+				t.Fatalf("%s received a query meant for the query service", tt.role)
+			}
+		})
+	}
 }
