@@ -347,7 +347,7 @@ func (s *Service) enact(b *Book, rec *Record, now time.Time) {
 			rec.Launch[i].Move = move
 		}
 		b.Replicas = append(b.Replicas, rec.Launch...)
-		if move {
+		if move && !b.LastMoveAt.Equal(now) { // one move may launch on several offers
 			b.PrevMoveAt, b.LastMoveAt = b.LastMoveAt, now
 		}
 	case string(placement.ActionDrain):

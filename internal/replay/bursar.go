@@ -227,7 +227,7 @@ func (b *bursar) apply(plan placement.Decision, t int) {
 		switch a.Kind {
 		case placement.ActionLaunch:
 			move := a.Reason == placement.ReasonCheaperOffer
-			if move {
+			if move && !b.lastMove.Equal(b.at(t)) { // one move may launch on several offers
 				b.prevMove, b.lastMove = b.lastMove, b.at(t)
 			}
 			for range a.Count {

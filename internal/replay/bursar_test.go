@@ -93,3 +93,23 @@ func TestBursarWarmUp(t *testing.T) {
 		}
 	}
 }
+
+// TestOneMoveOnTwoOffersIsOneMove: a move that launches on two offers at once used to shift the
+// move history twice, so the previous move was forgotten and a move whose launches all failed
+// kept its own cooldown instead of giving way to the one before.
+func TestOneMoveOnTwoOffersIsOneMove(t *testing.T) {
+	p, err := newBursar(Env{Zones: []string{"a", "b"}, Rules: Rules{Target: 3, Extra: 1, ColdStart: 2, Window: 10, ODRatio: 3, Tick: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.(*bursar)
+	earlier := b.at(1)
+	b.lastMove = earlier
+	b.apply(placement.Decision{Actions: []placement.Action{
+		{Kind: placement.ActionLaunch, Offer: "a", Count: 1, Reason: placement.ReasonCheaperOffer},
+		{Kind: placement.ActionLaunch, Offer: "b", Count: 1, Reason: placement.ReasonCheaperOffer},
+	}}, 7)
+	if !b.lastMove.Equal(b.at(7)) || !b.prevMove.Equal(earlier) {
+		t.Fatalf("last move %v, previous %v; want %v and %v", b.lastMove, b.prevMove, b.at(7), earlier)
+	}
+}
