@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
@@ -20,8 +21,9 @@ import (
 )
 
 type budgetOptions struct {
-	output string
-	actor  string
+	output   string
+	actor    string // refused: the actor is the NATS identity
+	identity string
 }
 
 func newBudgetCmd(g *cli.Globals) *cobra.Command {
@@ -33,13 +35,16 @@ func newBudgetCmd(g *cli.Globals) *cobra.Command {
 over a day, week or month. Thresholds on actual or forecast spend notify, require approval for
 plans that raise spend, block scale-up or scale down to the workloads' floor.
 
-Every change is a revision in the NATS KV bucket ` + bus.BucketBudgets + `, with who made it
-(--actor, or the OS user) and when: "arbiter budget history NAME" is the audit trail.`,
+Every change is a revision in the NATS KV bucket ` + bus.BucketBudgets + `, with who made it and
+when: "arbiter budget history NAME" is the audit trail. set and delete ask the arbiter, on
+bursar.admin.budget.<user>.set|delete; the arbiter alone writes the bucket and records <user>, the
+NATS identity the server let publish there (on the embedded server: "budget").`,
 		Example: `  arbiter budget list
   arbiter budget get llm-monthly -o yaml > budgets/llm.yaml`,
 	}
 	f := cmd.PersistentFlags()
-	f.StringVar(&o.actor, "actor", "", "who is making the change, for the history (default: the OS user)")
+	f.StringVar(&o.actor, "actor", "", "refused: the history records the NATS identity that made the change")
+	f.StringVar(&o.identity, "nats-identity", "", "the NATS user name your permissions allow in bursar.admin.budget.<user>.>; recorded as the actor (default: --nats-user, else "+bus.RoleBudget+")")
 	cmd.AddCommand(budgetSetCmd(g, &o), budgetGetCmd(g, &o), budgetListCmd(g, &o),
 		budgetHistoryCmd(g, &o), budgetDeleteCmd(g, &o))
 	return cmd
@@ -77,17 +82,13 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 			if err := warnScopes(cmd.ErrOrStderr(), fleetPath, policies); err != nil {
 				return err
 			}
-			actor, err := o.who()
-			if err != nil {
-				return err
-			}
-			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
+			return withAdmin(cmd, g, o, func(ctx context.Context, a *budget.Admin) error {
 				for _, p := range policies {
-					rev, err := s.Put(ctx, p, actor, time.Now())
+					rev, err := a.Put(ctx, p)
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(cmd.OutOrStdout(), "budget %q set (revision %d, by %s)\n", p.Name, rev, actor)
+					fmt.Fprintf(cmd.OutOrStdout(), "budget %q set (revision %d, by %s)\n", p.Name, rev, a.User())
 				}
 				return nil
 			})
@@ -187,41 +188,65 @@ func budgetHistoryCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 func budgetDeleteCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 	return &cobra.Command{
 		Use: "delete NAME", Short: "Delete a budget policy (its history stays)", Args: cobra.ExactArgs(1),
-		Example: "  arbiter budget delete llm-monthly --actor alice",
+		Example: "  arbiter budget delete llm-monthly",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			actor, err := o.who()
-			if err != nil {
-				return err
-			}
-			return withStore(cmd, g, func(ctx context.Context, s *budget.Store) error {
-				rev, err := s.Delete(ctx, args[0], actor, time.Now())
+			return withAdmin(cmd, g, o, func(ctx context.Context, a *budget.Admin) error {
+				rev, err := a.Delete(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "budget %q deleted (revision %d, by %s)\n", args[0], rev, actor)
+				fmt.Fprintf(cmd.OutOrStdout(), "budget %q deleted (revision %d, by %s)\n", args[0], rev, a.User())
 				return nil
 			})
 		},
 	}
 }
 
-// who is the actor recorded with a change: --actor, else the OS user.
-func (o *budgetOptions) who() (string, error) {
-	if a := strings.TrimSpace(o.actor); a != "" {
-		return a, nil
+// who is the NATS user whose subject a change is asked on, which the arbiter records as
+// the actor: --nats-identity, else --nats-user, else the embedded server's budget role. A wrong
+// one is harmless: the server refuses a user's requests on any subject but its own.
+func (o *budgetOptions) who(g *cli.Globals) (string, error) {
+	if o.actor != "" {
+		return "", errors.New("--actor is gone: the history records the NATS identity that made the change; connect as your own NATS user (--nats-user, --nats-creds) instead")
 	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username, nil
+	if id := strings.TrimSpace(o.identity); id != "" {
+		return id, nil
 	}
-	if u := os.Getenv("USER"); u != "" {
-		return u, nil
+	if g.Auth.User != "" {
+		return g.Auth.User, nil
 	}
-	return "", errors.New("cannot tell who is making the change: pass --actor NAME")
+	return bus.RoleBudget, nil
 }
 
-// withStore connects to NATS (with no --nats, the embedded server of "arbiter run" at its default
-// address), opens the budget store and runs fn under a deadline.
+// withAdmin connects as withStore does and runs fn with a client that asks the arbiter to write.
+func withAdmin(cmd *cobra.Command, g *cli.Globals, o *budgetOptions, fn func(context.Context, *budget.Admin) error) error {
+	id, err := o.who(g)
+	if err != nil {
+		return err
+	}
+	return withNATS(cmd, g, func(ctx context.Context, nc *nats.Conn, _ jetstream.JetStream) error {
+		a, err := budget.NewAdmin(nc, id)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, a)
+	})
+}
+
+// withStore connects to NATS, opens the budget store to read it and runs fn.
 func withStore(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *budget.Store) error) error {
+	return withNATS(cmd, g, func(ctx context.Context, _ *nats.Conn, js jetstream.JetStream) error {
+		s, err := budget.OpenStore(ctx, js)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, s)
+	})
+}
+
+// withNATS connects as the budget role (with no --nats, to the embedded server of "arbiter run"
+// at its default address) and runs fn under a deadline.
+func withNATS(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *nats.Conn, jetstream.JetStream) error) error {
 	log, err := g.Logger(cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -233,11 +258,7 @@ func withStore(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *bud
 		return fmt.Errorf("%w (is \"arbiter run\" up, or is --nats right?)", err)
 	}
 	defer nc.Close()
-	s, err := budget.OpenStore(ctx, js)
-	if err != nil {
-		return err
-	}
-	return fn(ctx, s)
+	return fn(ctx, nc, js)
 }
 
 var budgetColumns = []string{"name", "scope", "period", "limit", "currency", "thresholds",

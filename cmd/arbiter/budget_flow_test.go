@@ -22,6 +22,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/budget"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
 	"github.com/bursar-dev/bursar/internal/events"
@@ -174,34 +175,30 @@ func (f *flow) steps() []string {
 }
 
 // TestBudgetFlowScript is issue 8's script, run through the real arbiter: a budget set with the
-// CLI (twice), the arbiter with the sim actuator and a fake Slack over scripted prices; a plan
-// that needs approval (a Slack message with buttons), a non-approver's click refused, an
+// CLI twice (by alice, then bob, each as their own NATS user, through the arbiter), the arbiter
+// with the sim actuator and a fake Slack over scripted prices; a plan that needs approval (a Slack message with buttons), a non-approver's click refused, an
 // approver's signed click applying it; spend crossing 80% (one alert); a second plan timing out
 // (rejected, message updated); forged, stale and replayed requests refused; every outcome an
 // action.updated event; and `arbiter budget history` showing both revisions.
 func TestBudgetFlowScript(t *testing.T) {
-	env := bustest.Start(t)
+	people := startBudgetBus(t, "alice", "bob")
+	env := people.Env
 	ctx := context.Background()
 	if err := bus.Ensure(ctx, env.JS, bus.Options{LeaseTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	cli := func(args ...string) string {
-		t.Helper()
-		out, err := arbiterCLI(t, env.URL, args...)
-		if err != nil {
-			t.Fatalf("arbiter %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
-	cli("budget", "set", "search-daily", "--actor", "alice", "--scope", "team=search", "--period", "day",
+	day := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	f := startFlow(t, env, day)
+	// The arbiter answers budget writes once it runs; alice and bob each set the budget as
+	// their own NATS user, and the arbiter records who.
+	waitFor(t, "the arbiter runs", func() bool { return f.passes() > 0 })
+	people.mustCLI(t, "alice", "budget", "set", "search-daily", "--scope", "team=search", "--period", "day",
 		"--limit", "100", "--alert", "80%", "--approve-over", "5/h", "--approvers", approverID)
-	cli("budget", "set", "search-daily", "--actor", "bob", "--scope", "team=search", "--period", "day",
+	people.mustCLI(t, "bob", "budget", "set", "search-daily", "--scope", "team=search", "--period", "day",
 		"--limit", "100", "--alert", "80%", "--approve-over", "5/h", "--approvers", approverID,
 		"--approval-timeout", "20m")
 
 	// 00:00: llm's only offer costs 6 USD/h, over the 5/h a plan may add unasked.
-	day := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
-	f := startFlow(t, env, day)
 	f.price("us-east-1a", "H100-80GB", 6)
 	msg := f.slack.WaitFor(t, 1)[0]
 	if msg.Method != "chat.postMessage" || !strings.Contains(string(msg.Blocks), `"action_id":"bursar_approve"`) ||
@@ -315,8 +312,9 @@ func TestBudgetFlowScript(t *testing.T) {
 		t.Errorf("the approved launch reached the actuator %d times, want once", f.calls()[launch])
 	}
 
-	hist := cli("budget", "history", "search-daily")
-	if !strings.Contains(hist, "alice") || !strings.Contains(hist, "bob") || strings.Count(hist, "search-daily") != 2 {
+	hist := people.mustCLI(t, bus.RoleBudget, "budget", "history", "search-daily", "-o", "json")
+	var revs []budget.Revision
+	if err := json.Unmarshal([]byte(hist), &revs); err != nil || len(revs) != 2 || revs[0].Actor != "alice" || revs[1].Actor != "bob" {
 		t.Errorf("history:\n%s", hist)
 	}
 }

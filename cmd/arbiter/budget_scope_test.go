@@ -4,15 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bursar-dev/bursar/internal/bus/bustest"
+	"github.com/bursar-dev/bursar/internal/bus"
 )
 
 // TestBudgetSetWarnsOfScopeAndRefusesCurrency: `budget set` stores a policy whose scope names no
 // workload of the fleet file, with a warning on stderr, and refuses a limit in another currency.
 func TestBudgetSetWarnsOfScopeAndRefusesCurrency(t *testing.T) {
-	env := bustest.Start(t)
+	env := startBudgetBus(t)
+	serveBudgetWrites(t, env.Env)
 	set := func(scope, currency string) (string, error) {
-		return arbiterCLI(t, env.URL, "budget", "set", "p", "--actor", "alice", "--fleet", "../../examples/bursar.yaml",
+		return env.cli(t, bus.RoleBudget, "budget", "set", "p", "--fleet", "../../examples/bursar.yaml",
 			"--scope", scope, "--period", "day", "--limit", "100", "--currency", currency, "--alert", "80%")
 	}
 	tests := []struct {

@@ -1,44 +1,25 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/budget"
-	"github.com/bursar-dev/bursar/internal/bus/bustest"
-	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/bus"
 )
 
-// arbiterCLI runs "arbiter ARGS..." against the NATS server at url, as main wires it.
-func arbiterCLI(t *testing.T, url string, args ...string) (string, error) {
-	t.Helper()
-	var g cli.Globals
-	root := cli.Root("arbiter", "", "", &g, "", "")
-	root.AddCommand(newBudgetCmd(&g))
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"--nats", url, "--log-level", "error"}, args...))
-	err := root.ExecuteContext(context.Background())
-	return out.String(), err
-}
-
 func TestBudgetCLIRoundTrip(t *testing.T) {
-	env := bustest.Start(t)
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := arbiterCLI(t, env.URL, args...)
-		if err != nil {
-			t.Fatalf("arbiter %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
+	env := startBudgetBus(t, "alice", "bob", "carol")
+	serveBudgetWrites(t, env.Env)
+	as := func(who string) func(...string) string {
+		return func(args ...string) string { t.Helper(); return env.mustCLI(t, who, args...) }
 	}
-	run("budget", "set", "llm-monthly", "--actor", "alice", "--scope", "workload=llm-inference",
+	run := as(bus.RoleBudget)
+	as("alice")("budget", "set", "llm-monthly", "--scope", "workload=llm-inference",
 		"--period", "month", "--limit", "50000", "--currency", "USD", "--alert", "50%,80%,100%",
 		"--forecast-alert", "100%", "--on", "100%:block-scale-up", "--on", "120%:scale-to-floor",
 		"--approve-over", "25/h", "--approvers", "U123ABC,S456DEF", "--approval-timeout", "30m")
@@ -57,7 +38,7 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Replace(yml, "limit: 50000", "limit: 60000", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run("budget", "set", "-f", file, "--actor", "bob")
+	as("bob")("budget", "set", "-f", file)
 
 	table := run("budget", "list")
 	if !strings.Contains(table, "llm-monthly") || !strings.Contains(table, "60000.00") ||
@@ -77,8 +58,8 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 		t.Errorf("history yaml:\n%s", h)
 	}
 
-	run("budget", "delete", "llm-monthly", "--actor", "carol")
-	if out, err := arbiterCLI(t, env.URL, "budget", "get", "llm-monthly"); err == nil || !strings.Contains(err.Error(), "deleted by carol") {
+	as("carol")("budget", "delete", "llm-monthly")
+	if out, err := env.cli(t, bus.RoleBudget, "budget", "get", "llm-monthly"); err == nil || !strings.Contains(err.Error(), "deleted by carol") {
 		t.Errorf("get after delete: %v\n%s", err, out)
 	}
 	if l := run("budget", "list", "-o", "json"); strings.TrimSpace(l) != "[]" {
@@ -90,7 +71,8 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 }
 
 func TestBudgetCLIRefusesInvalidPolicies(t *testing.T) {
-	env := bustest.Start(t)
+	env := startBudgetBus(t)
+	serveBudgetWrites(t, env.Env)
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(bad, []byte("name: x\nscope: all\nperiod: day\nlimit: 10\ncurrency: USD\nthresholds: [{at: 80%, action: shout}]\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -111,13 +93,66 @@ func TestBudgetCLIRefusesInvalidPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := arbiterCLI(t, env.URL, append(tt.args, "--actor", "alice")...)
+			out, err := env.cli(t, bus.RoleBudget, tt.args...)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("err = %v, want it to contain %q\n%s", err, tt.wantErr, out)
 			}
 		})
 	}
-	if out, _ := arbiterCLI(t, env.URL, "budget", "list", "-o", "json"); strings.TrimSpace(out) != "[]" {
+	if out, _ := env.cli(t, bus.RoleBudget, "budget", "list", "-o", "json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("a refused policy was stored: %s", out)
+	}
+}
+
+// TestBudgetActorIsTheNATSIdentity: `budget set` records the NATS identity the server
+// authenticated (the embedded budget role, or a person's user), whatever the OS user; naming
+// another identity is refused by the server, and the old self-declared --actor is refused too.
+// Nothing refused is stored.
+func TestBudgetActorIsTheNATSIdentity(t *testing.T) {
+	env := startBudgetBus(t, "alice")
+	serveBudgetWrites(t, env.Env)
+	t.Setenv("USER", "mallory")
+	set := func(as, name string, extra ...string) (string, error) {
+		return env.cli(t, as, append([]string{"budget", "set", name, "--scope", "all", "--limit", "5", "--alert", "80%"}, extra...)...)
+	}
+	tests := []struct {
+		name, as  string
+		extra     []string
+		wantActor string // "" when refused
+		wantErr   string
+	}{
+		{"the budget role", bus.RoleBudget, nil, bus.RoleBudget, ""},
+		{"a person's user", "alice", nil, "alice", ""},
+		{"the budget role naming alice", bus.RoleBudget, []string{"--nats-identity", "alice"}, "", `the NATS server refused "alice" a budget write`},
+		{"alice naming the arbiter", "alice", []string{"--nats-identity", "arbiter"}, "", `the NATS server refused "arbiter" a budget write`},
+		{"a self-declared actor", bus.RoleBudget, []string{"--actor", "alice"}, "", "--actor is gone: the history records the NATS identity"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := "p" + strconv.Itoa(i)
+			out, err := set(tt.as, name, tt.extra...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q\n%s", err, tt.wantErr, out)
+				}
+				if h, err := env.cli(t, bus.RoleBudget, "budget", "history", name); err == nil {
+					t.Fatalf("a refused change was stored:\n%s", h)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("err = %v\n%s", err, out)
+			}
+			if !strings.Contains(out, "by "+tt.wantActor) {
+				t.Errorf("output %q does not say it was set by %s", out, tt.wantActor)
+			}
+			var hist []budget.Revision
+			if err := json.Unmarshal([]byte(env.mustCLI(t, bus.RoleBudget, "budget", "history", name, "-o", "json")), &hist); err != nil {
+				t.Fatal(err)
+			}
+			if len(hist) != 1 || hist[0].Actor != tt.wantActor {
+				t.Fatalf("history = %+v, want one revision by %s", hist, tt.wantActor)
+			}
+		})
 	}
 }

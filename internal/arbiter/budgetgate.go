@@ -104,12 +104,18 @@ func (b *Budgets) Ready(ctx context.Context) error {
 	}
 }
 
-// Run keeps policies and spend current and posts approval requests until ctx ends.
+// Run keeps policies and spend current, posts approval requests and answers budget writes
+// (budget.ServeAdmin: the arbiter alone writes the bucket) until ctx ends.
 func (b *Budgets) Run(ctx context.Context) error {
 	store, err := budget.OpenStore(ctx, b.o.JS)
 	if err != nil {
 		return err
 	}
+	admin, err := budget.ServeAdmin(ctx, b.o.JS.Conn(), store, b.o.Clock.Now, b.o.Log)
+	if err != nil {
+		return err
+	}
+	defer admin.Unsubscribe() //nolint:errcheck // the connection may be closing at exit
 	if err := b.follow(ctx); err != nil {
 		return err
 	}

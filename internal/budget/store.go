@@ -28,7 +28,8 @@ type Revision struct {
 }
 
 // Store keeps budget policies in the NATS KV bucket bus.BucketBudgets. A delete is written as a
-// revision marked deleted, so the trail says who deleted a policy and when.
+// revision marked deleted, so the trail says who deleted a policy and when. Only the arbiter
+// writes it (ServeAdmin); the budget commands read it and ask the arbiter to write (Admin).
 type Store struct {
 	kv jetstream.KeyValue
 }
@@ -37,7 +38,7 @@ type Store struct {
 func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
 
 // OpenStore opens the budget bucket, creating it as bus defines it when it does not exist yet
-// (the CLI may run before the arbiter first started).
+// (on a NATS that Ensure has not set up; the budget role may not create it).
 func OpenStore(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 	kv, err := js.KeyValue(ctx, bus.BucketBudgets)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -73,7 +74,7 @@ func (s *Store) Delete(ctx context.Context, name, actor string, at time.Time) (u
 
 func (s *Store) write(ctx context.Context, r Revision) (uint64, error) {
 	if strings.TrimSpace(r.Actor) == "" {
-		return 0, errors.New("writing a budget policy needs an actor: pass --actor or run as a named OS user")
+		return 0, errors.New("writing a budget policy needs an actor: the NATS identity that asked for the change")
 	}
 	r.At = r.At.UTC()
 	data, err := json.Marshal(r)

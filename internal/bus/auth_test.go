@@ -89,13 +89,15 @@ func TestRolesMayOnlyDoTheirJob(t *testing.T) {
 	}
 }
 
-func TestOnlyBudgetAndArbiterWriteBudgets(t *testing.T) {
+// TestOnlyArbiterWritesBudgets: budget commands ask the arbiter (budget.Admin), which records
+// the NATS identity as the actor; the budget role writing the bucket itself is refused.
+func TestOnlyArbiterWritesBudgets(t *testing.T) {
 	env := bustest.Start(t)
 	for _, tt := range []struct {
 		role, bucket string
 		want         bool
 	}{
-		{bus.RoleBudget, bus.BucketBudgets, true},
+		{bus.RoleBudget, bus.BucketBudgets, false},
 		{bus.RoleArbiter, bus.BucketBudgets, true},
 		{bus.RoleBudget, bus.BucketPlacement, false},
 		{bus.RoleCollector, bus.BucketBudgets, false},

@@ -17,7 +17,7 @@ const (
 	RoleArbiter   = "arbiter"   // everything: it owns the streams, buckets and decisions
 	RoleCollector = "collector" // publishes market and telemetry events only
 	RoleReport    = "report"    // asks the query service and reads streams and buckets
-	RoleBudget    = "budget"    // writes the budget bucket only
+	RoleBudget    = "budget"    // asks the arbiter to change budgets, reads the budget bucket
 )
 
 // Roles lists every role the embedded server knows, in the order their keys are written.
@@ -71,13 +71,27 @@ func Permissions(role string) *server.Permissions {
 			Subscribe: &server.SubjectPermission{Allow: inbox},
 		}
 	case RoleBudget:
-		pub := append([]string{"$KV." + BucketBudgets + ".>", jsAPI + "INFO"}, readStream(kvStream(BucketBudgets))...)
-		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: pub},
-			Subscribe: &server.SubjectPermission{Allow: inbox},
-		}
+		return BudgetPermissions(RoleBudget)
 	}
 	return nil
+}
+
+// BudgetAdminSubject is the subject user asks the arbiter to change a budget on
+// (bursar.admin.budget.<user>.<op>). The arbiter records user as the actor.
+func BudgetAdminSubject(user, op string) string {
+	return "bursar.admin.budget." + user + "." + op
+}
+
+// BudgetPermissions are what a NATS user who changes budgets gets: requests on its own
+// BudgetAdminSubject only, and reads of the budget bucket. It cannot write the bucket, so the
+// arbiter, which takes the actor from the subject, is the only writer. An operator's cluster
+// gives each person's user the same (docs/security.md).
+func BudgetPermissions(user string) *server.Permissions {
+	pub := append([]string{BudgetAdminSubject(user, ">"), jsAPI + "INFO"}, readStream(kvStream(BucketBudgets))...)
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: pub},
+		Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(RoleBudget) + ".>"}},
+	}
 }
 
 // reportReads is what report may ask JetStream: the state of every stream (report streams),

@@ -31,12 +31,15 @@ type Env struct {
 }
 
 // Start starts a server on a random port with a temporary store; it stops when the test ends.
-func Start(tb testing.TB) *Env {
+func Start(tb testing.TB) *Env { return StartWith(tb) }
+
+// StartWith is Start with more password users, such as the per-person users of a cluster.
+func StartWith(tb testing.TB, users ...*server.User) *Env {
 	tb.Helper()
 	store := tb.TempDir()
 	pass := randomPassword(tb)
-	s, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: store,
-		Users: []*server.User{{Username: "bustest", Password: pass, Permissions: bus.Permissions(bus.RoleArbiter)}}})
+	users = append([]*server.User{{Username: "bustest", Password: pass, Permissions: bus.Permissions(bus.RoleArbiter)}}, users...)
+	s, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: store, Users: users})
 	if err != nil {
 		tb.Fatal(err)
 	}
