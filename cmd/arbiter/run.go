@@ -122,7 +122,8 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	if err != nil {
 		return err
 	}
-	if cfg == nil { // no fleet, no lease: this arbiter alone posts alerts
+	if cfg == nil { // no fleet, no lease: this arbiter alone posts alerts and writes budgets
+		addContext(&group, ctx, func(ctx context.Context) error { return answerBudgetWrites(ctx, nc, js, log) })
 		part, err := system.Alerts(system.AlertOptions{JS: js, Slack: sc, Stale: o.stale, Registry: reg, Log: log})
 		if err != nil {
 			return err
