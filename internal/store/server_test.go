@@ -3,91 +3,16 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bursar-dev/bursar/internal/testkit"
 )
-
-// testCA is a certificate authority made in the test, with its certificate written as PEM.
-type testCA struct {
-	cert   *x509.Certificate
-	key    *ecdsa.PrivateKey
-	pemDir string
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Unix(0, 0), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := &testCA{cert: cert, key: key, pemDir: t.TempDir()}
-	writePEM(t, ca.path("ca.pem"), "CERTIFICATE", der)
-	return ca
-}
-
-func (ca *testCA) path(name string) string { return filepath.Join(ca.pemDir, name) }
-
-// issue signs a leaf certificate for cn (valid for 127.0.0.1) and returns it as a tls.Certificate,
-// also writing <cn>.pem and <cn>-key.pem.
-func (ca *testCA) issue(t *testing.T, cn string, usage x509.ExtKeyUsage) tls.Certificate {
-	t.Helper()
-	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Unix(0, 0), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, ca.path(cn+".pem"), "CERTIFICATE", der)
-	writePEM(t, ca.path(cn+"-key.pem"), "EC PRIVATE KEY", kder)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // handshake is what the TLS listener saw of one client: the certificate it presented and the
 // first bytes it sent after the handshake (the native protocol's hello, user and password in it).
@@ -99,11 +24,11 @@ type handshake struct {
 
 // tlsListener accepts one connection with a server certificate from ca, requiring a client
 // certificate signed by the same CA, and reports what it saw.
-func tlsListener(t *testing.T, ca *testCA) (string, <-chan handshake) {
+func tlsListener(t *testing.T, ca *testkit.CA) (string, <-chan handshake) {
 	t.Helper()
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	cfg := &tls.Config{Certificates: []tls.Certificate{ca.issue(t, "clickhouse-server", x509.ExtKeyUsageServerAuth)},
+	pool.AddCert(ca.Cert)
+	cfg := &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "clickhouse-server", x509.ExtKeyUsageServerAuth)},
 		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
 	l, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
 	if err != nil {
@@ -159,9 +84,9 @@ func TestOpenServerTLSClientCertificate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ca := newTestCA(t, "bursar test CA")
+			ca := testkit.NewCA(t, "bursar test CA")
 			addr, seen := tlsListener(t, ca)
-			ca.issue(t, "bursar-client", x509.ExtKeyUsageClientAuth)
+			ca.Issue(t, "bursar-client", x509.ExtKeyUsageClientAuth)
 			pwFile := filepath.Join(t.TempDir(), "password")
 			if err := os.WriteFile(pwFile, []byte(testPassword+"\n"), 0o600); err != nil {
 				t.Fatal(err)
@@ -172,11 +97,11 @@ func TestOpenServerTLSClientCertificate(t *testing.T) {
 				dsn += "&secure=true"
 			}
 			if tc.viaDSN {
-				dsn += "&tls_ca=" + ca.path("ca.pem") + "&tls_cert=" + ca.path("bursar-client.pem") + "&tls_key=" + ca.path("bursar-client-key.pem")
+				dsn += "&tls_ca=" + ca.Path("ca.pem") + "&tls_cert=" + ca.Path("bursar-client.pem") + "&tls_key=" + ca.Path("bursar-client-key.pem")
 			} else {
-				t.Setenv(TLSCAEnv, ca.path("ca.pem"))
-				t.Setenv(TLSCertEnv, ca.path("bursar-client.pem"))
-				t.Setenv(TLSKeyEnv, ca.path("bursar-client-key.pem"))
+				t.Setenv(TLSCAEnv, ca.Path("ca.pem"))
+				t.Setenv(TLSCertEnv, ca.Path("bursar-client.pem"))
+				t.Setenv(TLSKeyEnv, ca.Path("bursar-client-key.pem"))
 			}
 			err := openServer(t, dsn)
 			h := <-seen
@@ -196,14 +121,14 @@ func TestOpenServerTLSClientCertificate(t *testing.T) {
 // A server whose certificate the configured CA did not sign is refused before anything is sent,
 // with an error that names the CA file and what to check.
 func TestOpenServerWrongCA(t *testing.T) {
-	serverCA, otherCA := newTestCA(t, "server CA"), newTestCA(t, "some other CA")
+	serverCA, otherCA := testkit.NewCA(t, "server CA"), testkit.NewCA(t, "some other CA")
 	addr, seen := tlsListener(t, serverCA)
-	t.Setenv(TLSCAEnv, otherCA.path("ca.pem"))
+	t.Setenv(TLSCAEnv, otherCA.Path("ca.pem"))
 	err := openServer(t, "clickhouse://bursar@"+addr+"/bursar?dial_timeout=5s")
 	if err == nil {
 		t.Fatal("OpenServer trusted a server signed by another CA")
 	}
-	for _, want := range []string{addr, "did not verify against the CA " + otherCA.path("ca.pem"), TLSCAEnv} {
+	for _, want := range []string{addr, "did not verify against the CA " + otherCA.Path("ca.pem"), TLSCAEnv} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -231,8 +156,8 @@ func openServer(t *testing.T, dsn string) error {
 // What OpenServer takes from the environment is checked before anything is dialled; each error
 // names the variable or file to fix and never the password.
 func TestApplyServerSecrets(t *testing.T) {
-	ca := newTestCA(t, "bursar test CA")
-	ca.issue(t, "client", x509.ExtKeyUsageClientAuth)
+	ca := testkit.NewCA(t, "bursar test CA")
+	ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
 	dir := t.TempDir()
 	pwFile, emptyFile, notPEM := filepath.Join(dir, "pw"), filepath.Join(dir, "empty"), filepath.Join(dir, "not.pem")
 	for path, body := range map[string]string{pwFile: "from-file\r\n", emptyFile: "\n", notPEM: "hunter2 is not a certificate"} {
@@ -258,20 +183,20 @@ func TestApplyServerSecrets(t *testing.T) {
 		{name: "missing password file", dsn: "clickhouse://h:9000", env: map[string]string{PasswordFileEnv: missing},
 			wantErr: []string{missing, PasswordFileEnv, "no such file"}},
 		{name: "empty password file", dsn: "clickhouse://h:9000", env: map[string]string{PasswordFileEnv: emptyFile}, wantErr: []string{emptyFile, "is empty"}},
-		{name: "CA only", dsn: "clickhouse://h:9440", env: map[string]string{TLSCAEnv: ca.path("ca.pem")}, wantCA: true},
+		{name: "CA only", dsn: "clickhouse://h:9440", env: map[string]string{TLSCAEnv: ca.Path("ca.pem")}, wantCA: true},
 		{name: "CA and client certificate", dsn: "clickhouse://h:9440?secure=true&tls_server_name=ch", wantCA: true, wantCert: true,
-			env: map[string]string{TLSCAEnv: ca.path("ca.pem"), TLSCertEnv: ca.path("client.pem"), TLSKeyEnv: ca.path("client-key.pem")}},
-		{name: "DSN wins over the environment", dsn: "clickhouse://h:9440?tls_ca=" + notPEM, env: map[string]string{TLSCAEnv: ca.path("ca.pem")},
+			env: map[string]string{TLSCAEnv: ca.Path("ca.pem"), TLSCertEnv: ca.Path("client.pem"), TLSKeyEnv: ca.Path("client-key.pem")}},
+		{name: "DSN wins over the environment", dsn: "clickhouse://h:9440?tls_ca=" + notPEM, env: map[string]string{TLSCAEnv: ca.Path("ca.pem")},
 			wantErr: []string{notPEM, "the DSN's tls_ca", "no PEM certificate"}},
 		{name: "CA not PEM", dsn: "clickhouse://h:9440", env: map[string]string{TLSCAEnv: notPEM, PasswordEnv: "hunter2"},
 			wantErr: []string{notPEM, TLSCAEnv, "no PEM certificate"}},
 		{name: "missing CA", dsn: "clickhouse://h:9440", env: map[string]string{TLSCAEnv: missing}, wantErr: []string{missing, TLSCAEnv, "no such file"}},
-		{name: "cert without key", dsn: "clickhouse://h:9440", env: map[string]string{TLSCertEnv: ca.path("client.pem")},
+		{name: "cert without key", dsn: "clickhouse://h:9440", env: map[string]string{TLSCertEnv: ca.Path("client.pem")},
 			wantErr: []string{TLSCertEnv, TLSKeyEnv, "both"}},
-		{name: "key that does not match", dsn: "clickhouse://h:9440", env: map[string]string{TLSCertEnv: ca.path("client.pem"), TLSKeyEnv: notPEM},
-			wantErr: []string{ca.path("client.pem"), notPEM, TLSKeyEnv}},
-		{name: "TLS files over plain http", dsn: "http://h:8123", env: map[string]string{TLSCAEnv: ca.path("ca.pem")}, wantErr: []string{"https://"}},
-		{name: "skip_verify with a CA", dsn: "clickhouse://h:9440?secure=true&skip_verify=true", env: map[string]string{TLSCAEnv: ca.path("ca.pem")},
+		{name: "key that does not match", dsn: "clickhouse://h:9440", env: map[string]string{TLSCertEnv: ca.Path("client.pem"), TLSKeyEnv: notPEM},
+			wantErr: []string{ca.Path("client.pem"), notPEM, TLSKeyEnv}},
+		{name: "TLS files over plain http", dsn: "http://h:8123", env: map[string]string{TLSCAEnv: ca.Path("ca.pem")}, wantErr: []string{"https://"}},
+		{name: "skip_verify with a CA", dsn: "clickhouse://h:9440?secure=true&skip_verify=true", env: map[string]string{TLSCAEnv: ca.Path("ca.pem")},
 			wantErr: []string{"skip_verify", TLSCAEnv}},
 	}
 	for _, tc := range tests {

@@ -1,5 +1,5 @@
-// Package testkit holds the two small things many tests need: a clock the test sets, and a log
-// sink that goroutines write to while the test reads it.
+// Package testkit holds the small things many tests need: a clock the test sets, a log sink
+// that goroutines write to while the test reads it, and a certificate authority for TLS tests.
 package testkit
 
 import (
