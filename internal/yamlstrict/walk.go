@@ -25,12 +25,23 @@ func check(n *yaml.Node, t reflect.Type) []Problem {
 		t = t.Elem()
 	}
 	switch {
-	case n.Kind == yaml.AliasNode || isNull(n) || t == nodeType || t.Kind() == reflect.Interface:
+	case n.Kind == yaml.AliasNode || isNull(n) || t == nodeType:
 		return nil
 	case decodesItself(t):
 		return decodeAlone(n, t)
+	case n.Kind == yaml.MappingNode && t.Kind() != reflect.Struct && t.Kind() != reflect.Map:
+		// The decoder refuses a mapping's repeated keys before it looks at the target type.
+		if ps := duplicates(n); len(ps) > 0 {
+			return ps
+		}
 	}
 	switch t.Kind() {
+	case reflect.Interface:
+		var out []Problem // any value fits; only repeated keys further in are refused
+		for _, c := range n.Content {
+			out = append(out, check(c, t)...)
+		}
+		return out
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return []Problem{mismatch(n, t)}

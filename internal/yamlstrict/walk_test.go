@@ -61,6 +61,8 @@ func TestShapes(t *testing.T) {
 		{name: "bytes from a string, as the decoder refuses", yaml: "bytes: abc\n", wantLine: 1, wantMsg: "cannot unmarshal !!str `abc` into []uint8"},
 		{name: "int field", yaml: "plain: many\n", wantLine: 1, wantMsg: "cannot unmarshal !!str `many` into int"},
 		{name: "mapping into an int", yaml: "plain: {a: 1}\n", wantLine: 1, wantMsg: "cannot unmarshal !!map into int"},
+		{name: "repeated key under any", yaml: "any:\n  x: {k: 1, k: 2}\n", wantLine: 2, wantMsg: `mapping key "k" already defined at line 2`},
+		{name: "repeated key in a mapping given for a list", yaml: "every: {a: 1, a: 2}\n", wantLine: 1, wantMsg: `mapping key "a" already defined at line 1`},
 		{name: "the document is a list", yaml: "- a\n", wantLine: 1, wantMsg: "cannot unmarshal !!seq into yamlstrict_test.shapes"},
 	}
 	for _, tt := range tests {
@@ -97,6 +99,7 @@ var agreementSeeds = []string{
 	"locations:\n  - name: a\n    every: soon\n  - nmae: b\n",
 	"locations: [a]\n",
 	"locations: {a: 1}\n",
+	"locations: {r, r, r}\n", // a fuzz finding: repeated keys are refused before the type
 	"locations:\n  - name: [x]\n",
 	"locations:\n  - name: {x: 1}\n    every: 1e3\n",
 	"locations: ~\n",
