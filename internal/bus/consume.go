@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,6 +18,13 @@ import (
 // Handler handles one decoded event. Returning nil acks the message. An error marked with
 // Permanent sends the message to DLQ and terminates it; any other error is taken as transient and
 // the message is redelivered after a backoff.
+//
+// A batch message (events.DecodeAll) is handed over one event at a time, in order, and acked only
+// when every event succeeded. A transient error stops at that event and redelivers the whole
+// message, so the events before it are handled again: handlers must be idempotent by event id,
+// as redelivery already requires. A permanent error of one event does not stop its siblings:
+// the others are still handled, then the whole message goes to DLQ with the failed events'
+// indexes and ids in its reason.
 type Handler func(ctx context.Context, e events.Event) error
 
 type permanentError struct{ err error }
@@ -116,30 +124,52 @@ func (c *Consumer) Run(ctx context.Context) error {
 }
 
 func (c *Consumer) handle(ctx context.Context, m jetstream.Msg) {
-	e, err := events.Decode(m.Data())
+	evs, err := events.DecodeAll(m.Data())
 	if err != nil {
 		c.deadLetter(ctx, m, fmt.Sprintf("decode: %v", err))
 		return
 	}
-	err = c.h(ctx, e)
-	switch {
-	case err == nil:
-		if err := m.Ack(); err != nil {
-			c.log.Warn("ack failed; the message will be redelivered", "id", e.Header().ID, "err", err)
-		}
-	case IsPermanent(err):
-		c.deadLetter(ctx, m, fmt.Sprintf("handler: %v", err))
-	default:
-		delivered := deliveries(m)
-		if c.spec.GiveUpAfter > 0 && delivered >= uint64(c.spec.GiveUpAfter) {
-			c.deadLetter(ctx, m, fmt.Sprintf("gave up after %d deliveries: %v", delivered, err))
+	var poison []string
+	for i, e := range evs {
+		err := c.h(ctx, e)
+		switch {
+		case err == nil:
+		case IsPermanent(err):
+			poison = append(poison, fmt.Sprintf("%s: %v", eventAt(evs, i), err))
+		default:
+			c.retry(ctx, m, e, err)
 			return
 		}
-		delay := c.spec.redeliveryDelay(delivered)
-		c.log.Debug("handler failed; redelivering", "id", e.Header().ID, "delivery", delivered,
-			"delay", delay, "err", err)
-		_ = m.NakWithDelay(delay)
 	}
+	if len(poison) > 0 {
+		c.deadLetter(ctx, m, "handler: "+strings.Join(poison, "; "))
+		return
+	}
+	if err := m.Ack(); err != nil {
+		c.log.Warn("ack failed; the message will be redelivered", "id", evs[0].Header().ID, "events", len(evs), "err", err)
+	}
+}
+
+// eventAt names event i of a message for a DLQ reason: just its id when it came alone.
+func eventAt(evs []events.Event, i int) string {
+	if len(evs) == 1 {
+		return "event " + evs[0].Header().ID
+	}
+	return fmt.Sprintf("events[%d] %s", i, evs[i].Header().ID)
+}
+
+// retry redelivers m after a transient failure of its event e, or sends it to DLQ once it
+// failed GiveUpAfter deliveries.
+func (c *Consumer) retry(ctx context.Context, m jetstream.Msg, e events.Event, err error) {
+	delivered := deliveries(m)
+	if c.spec.GiveUpAfter > 0 && delivered >= uint64(c.spec.GiveUpAfter) {
+		c.deadLetter(ctx, m, fmt.Sprintf("gave up after %d deliveries: %v", delivered, err))
+		return
+	}
+	delay := c.spec.redeliveryDelay(delivered)
+	c.log.Debug("handler failed; redelivering", "id", e.Header().ID, "delivery", delivered,
+		"delay", delay, "err", err)
+	_ = m.NakWithDelay(delay)
 }
 
 // deadLetter copies m to DLQ with its subject and the reason, then terminates it. If the copy
