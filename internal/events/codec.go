@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Sentinel errors, for errors.Is on what Decode and Validate return.
@@ -47,7 +45,8 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Encode stamps the envelope, validates the event and returns its JSON.
+// Encode stamps the envelope, validates the event and returns its JSON: the bytes json.Marshal
+// writes for it, written without reflection.
 func Encode(e Event) ([]byte, error) {
 	Stamp(e)
 	if p, ok := e.(*PlanDecided); ok && p.Actions == nil {
@@ -56,12 +55,83 @@ func Encode(e Event) ([]byte, error) {
 	if err := Validate(e); err != nil {
 		return nil, err
 	}
-	return json.Marshal(e)
+	if data, ok := appendEvent(make([]byte, 0, 512), e); ok {
+		return data, nil
+	}
+	return json.Marshal(e) // what appendEvent cannot write, with encoding/json's own error
 }
 
 // Decode parses one event, rejecting unknown types, unknown major versions, missing required
 // fields and out-of-range values. Unknown fields are ignored: a newer minor version may add them.
+//
+// What Encode writes is read in one pass (decodePlain); any other document, and every one that
+// is rejected, goes through decodeGeneral, whose errors say what is wrong and where.
 func Decode(data []byte) (Event, error) {
+	if e := decodePlain(data); e != nil && Validate(e) == nil {
+		return e, nil
+	}
+	return decodeGeneral(data)
+}
+
+// decodePlain decodes the shape Encode writes, in one pass and without reflection: an object
+// whose first member is "type", whose other keys are that type's own, each once, with no null
+// and no escape in any string. It returns nil for anything else, even a valid event, which
+// decodeGeneral then reads. It never accepts what decodeGeneral rejects, nor reads a document
+// differently (FuzzDecodePaths checks both).
+func decodePlain(data []byte) Event {
+	s := scanner{b: data}
+	if !s.byte('{') {
+		return nil
+	}
+	if k, ok := s.key(); !ok || string(k) != "type" {
+		return nil
+	}
+	name, ok := s.str()
+	if !ok {
+		return nil
+	}
+	e := New(typeNamed(name))
+	if e == nil {
+		return nil
+	}
+	var buf [maxMembers]member
+	ms := membersOf(e, buf[:0])
+	m := e.Header()
+	m.Type = e.EventType()
+	seen, ok := s.rest(ms, 1, false) // bit 0: "type", the envelope's first member
+	if !ok || !s.end() || !sentRequired(ms, seen) {
+		return nil
+	}
+	if n, err := major(m.Version); err != nil || n != 1 {
+		return nil
+	}
+	return e
+}
+
+// typeNamed returns the known type spelled name, or "".
+func typeNamed(name []byte) Type {
+	for _, t := range Types {
+		if string(t) == string(name) {
+			return t
+		}
+	}
+	return ""
+}
+
+// sentRequired reports whether every member without omitempty is in the bit set seen.
+func sentRequired(ms []member, seen uint64) bool {
+	for i, m := range ms {
+		if !m.omitEmpty && seen&(1<<i) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeGeneral decodes any document encoding/json reads, and explains a rejection: the type,
+// the version, then each required field, are checked on a first parse into raw members, so the
+// error names what is missing before the second parse into the event says what is malformed.
+func decodeGeneral(data []byte) (Event, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, &Error{Err: ErrMalformed, Detail: err.Error()}
@@ -126,38 +196,16 @@ func major(v string) (int, error) {
 	return n, nil
 }
 
-var required sync.Map // reflect.Type -> []string
-
-// requiredFields lists the JSON names of an event's fields without omitempty: the fields a
-// producer must always send. The JSON Schemas' "required" lists are tested against this.
+// requiredFields lists the JSON names of an event's members without omitempty: the fields a
+// producer must always send, in the order of the struct. The JSON Schemas' "required" lists are
+// tested against the struct tags, and the member lists against the same tags.
 func requiredFields(e Event) []string {
-	rt := reflect.TypeOf(e).Elem()
-	if v, ok := required.Load(rt); ok {
-		return v.([]string)
-	}
-	names := jsonFields(rt, true)
-	required.Store(rt, names)
-	return names
-}
-
-// jsonFields lists a struct's JSON field names, flattening embedded structs; only those without
-// omitempty when onlyRequired is set.
-func jsonFields(rt reflect.Type, onlyRequired bool) []string {
+	var buf [maxMembers]member
 	var names []string
-	for i := range rt.NumField() {
-		f := rt.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			names = append(names, jsonFields(f.Type, onlyRequired)...)
-			continue
+	for _, m := range membersOf(e, buf[:0]) {
+		if !m.omitEmpty {
+			names = append(names, m.name)
 		}
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		if onlyRequired && strings.Contains(opts, "omitempty") {
-			continue
-		}
-		names = append(names, name)
 	}
 	return names
 }

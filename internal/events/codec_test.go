@@ -227,3 +227,39 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestCodecAllocations: encoding an event allocates only its JSON, and decoding a GPU sample,
+// the bulk of the bus's traffic, only the event and its strings (version, id and four labels).
+// No per-message maps, raw copies, reflection buffers or field names built in advance.
+func TestCodecAllocations(t *testing.T) {
+	type test struct {
+		name string
+		run  func() error
+		want float64
+	}
+	var tests []test
+	for _, e := range eventstest.Samples(at, 1) {
+		tests = append(tests, test{"encode " + string(e.EventType()),
+			func() error { _, err := events.Encode(e); return err }, 1})
+		if e.EventType() == events.TypeGPUSample {
+			data, err := events.Encode(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tests = append(tests, test{"decode gpu.sample",
+				func() error { _, err := events.Decode(data); return err }, 7})
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			got := testing.AllocsPerRun(100, func() { err = tt.run() })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got > tt.want {
+				t.Errorf("%v allocations per event, want at most %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -60,7 +61,8 @@ func (c *check) oneOf(field, v string, allowed ...string) {
 			return
 		}
 	}
-	c.fail(field, ErrOutOfRange, "must be one of %v, got %q", allowed, v)
+	// Joined here rather than formatted with %v, which would move every call's list to the heap.
+	c.fail(field, ErrOutOfRange, "must be one of [%s], got %q", strings.Join(allowed, " "), v)
 }
 
 func (c *check) market(field string, m Market) {
@@ -172,14 +174,27 @@ func (e *PlanDecided) validate() error {
 	c.text("plan_id", e.PlanID)
 	c.nonNegative("usd_per_hour_before", e.USDPerHourWas)
 	c.nonNegative("usd_per_hour_after", e.USDPerHourNow)
-	for i, a := range e.Actions {
-		at := func(f string) string { return fmt.Sprintf("actions[%d].%s", i, f) }
-		c.text(at("id"), a.ID)
-		c.oneOf(at("kind"), a.Kind, "launch", "drain", "retire", "scale")
-		c.text(at("location"), a.Location)
-		c.market(at("market"), a.Market)
-		c.atLeast(at("replicas"), a.Replicas, 0)
-		c.text(at("reason"), a.Reason)
+	for i := range e.Actions {
+		if c.err != nil {
+			break
+		}
+		c.err = e.Actions[i].validate(c.t, i)
+	}
+	return c.err
+}
+
+// validate checks the action at index i of a plan of type t; the error's field is
+// "actions[i].<field>", named only when there is one to report.
+func (a *PlanAction) validate(t Type, i int) error {
+	c := &check{t: t}
+	c.text("id", a.ID)
+	c.oneOf("kind", a.Kind, "launch", "drain", "retire", "scale")
+	c.text("location", a.Location)
+	c.market("market", a.Market)
+	c.atLeast("replicas", a.Replicas, 0)
+	c.text("reason", a.Reason)
+	if ee, ok := c.err.(*Error); ok {
+		ee.Field = fmt.Sprintf("actions[%d].%s", i, ee.Field)
 	}
 	return c.err
 }
