@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -50,18 +51,20 @@ func (s *scanner) literal() (lit []byte, plain, ok bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return nil, false, false
 	}
-	start, plain := s.i, true
+	start, plain, ascii := s.i, true, true
 	for j := start + 1; j < len(s.b); j++ {
 		switch c := s.b[j]; {
 		case c == '"':
 			s.i = j + 1
 			lit = s.b[start:s.i]
-			return lit, plain && utf8.Valid(lit), true
+			return lit, plain && (ascii || utf8.Valid(lit)), true
 		case c == '\\':
 			plain = false
 			j++ // the escaped byte cannot end the literal
 		case c < 0x20:
 			plain = false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
 	return nil, false, false
@@ -225,6 +228,7 @@ func (s *scanner) object(ms []member) (uint64, bool) {
 // rest reads an object's members up to its closing brace; seen holds the bits of those already
 // read, and first says whether none was. A key not among ms, or a repeated one, stops it.
 func (s *scanner) rest(ms []member, seen uint64, first bool) (uint64, bool) {
+	last := bits.Len64(seen) - 1 // the member read last, if they came in order
 	for ; ; first = false {
 		if s.byte('}') {
 			return seen, true
@@ -236,15 +240,21 @@ func (s *scanner) rest(ms []member, seen uint64, first bool) (uint64, bool) {
 		if !ok {
 			return seen, false
 		}
-		i := find(ms, key)
+		i := find(ms, key, last+1)
 		if i < 0 || seen&(1<<i) != 0 || !s.value(ms[i].val) {
 			return seen, false
 		}
 		seen |= 1 << i
+		last = i
 	}
 }
 
-func find(ms []member, key []byte) int {
+// find returns the index of the member named key, trying next first: Encode writes members in
+// order, so the next key is nearly always the next member.
+func find(ms []member, key []byte, next int) int {
+	if next < len(ms) && ms[next].name == string(key) {
+		return next
+	}
 	for i := range ms {
 		if ms[i].name == string(key) {
 			return i
