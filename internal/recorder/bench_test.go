@@ -37,34 +37,24 @@ func telemetry(n int) []events.Event {
 	return out
 }
 
-// BenchmarkRecorder measures rows per second from JetStream into the embedded engine, and in
-// the same run the same rows decoded, encoded and bulk-inserted straight into the same engine
-// (one insert per table, no NATS), and the engine alone inserting the encoded rows.
+// BenchmarkRecorder measures rows per second from JetStream into the embedded engine, the rows
+// published as producers publish them: one PublishBatch per collection round, so a batch message
+// per node's GPU sweep and one per scrape of a workload's replicas. In the same run it measures
+// the baseline, the same payloads decoded, encoded and bulk-inserted straight into the same
+// engine (one insert per table, no NATS); the engine alone inserting the encoded rows; and the
+// recorder over the same rows published one event per message, as before batches.
 func BenchmarkRecorder(b *testing.B) {
-	env := bustest.Start(b)
 	evs := telemetry(benchRows)
-	payloads := make([][]byte, len(evs))
-	p := bus.NewPublisher(env.JS)
-	for i, e := range evs {
-		payloads[i], _ = events.Encode(e)
-		if _, err := p.PublishAsync(e); err != nil {
-			b.Fatal(err)
-		}
-		if i%2000 == 1999 {
-			if err := p.Flush(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if err := p.Flush(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	var rec, direct, engine time.Duration
+	batched, single := bustest.Start(b), bustest.Start(b)
+	msgs := publishRounds(b, batched, evs)
+	publish(b, single, evs)
+	var rec, one, direct, engine time.Duration
 	round := 0
 	for b.Loop() {
 		round++
-		rec += recordOnce(b, env, round)
-		d, e := insertDirect(b, evs, payloads)
+		rec += recordOnce(b, batched, round, len(msgs))
+		one += recordOnce(b, single, round, benchRows)
+		d, e := insertDirect(b, msgs)
 		direct, engine = direct+d, engine+e
 	}
 	n := float64(benchRows * round)
@@ -72,12 +62,43 @@ func BenchmarkRecorder(b *testing.B) {
 	b.ReportMetric(n/direct.Seconds(), "direct_rows/s")
 	b.ReportMetric(direct.Seconds()/rec.Seconds(), "ratio")
 	b.ReportMetric(n/engine.Seconds(), "engine_only_rows/s")
+	b.ReportMetric(n/one.Seconds(), "single_event_recorder_rows/s")
+	b.ReportMetric(float64(len(msgs)), "batch_messages")
 	b.ReportMetric(0, "ns/op")
 }
 
+// publishRounds publishes evs one collection round (one observation time) at a time with
+// PublishBatch, as the collectors do, and returns the messages that makes.
+func publishRounds(b *testing.B, env *bustest.Env, evs []events.Event) []events.Message {
+	p := bus.NewPublisher(env.JS)
+	var msgs []events.Message
+	for start := 0; start < len(evs); {
+		end := start + 1
+		for end < len(evs) && evs[end].Header().At.Equal(evs[start].Header().At) {
+			end++
+		}
+		if err := p.PublishBatch(context.Background(), evs[start:end]); err != nil {
+			b.Fatal(err)
+		}
+		round, err := events.Batches(evs[start:end], events.BatchLimits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs, start = append(msgs, round...), end
+	}
+	s, err := env.JS.Stream(context.Background(), bus.Telemetry)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got := s.CachedInfo().State.Msgs; got != uint64(len(msgs)) {
+		b.Fatalf("TELEMETRY holds %d messages, want the %d batches", got, len(msgs))
+	}
+	return msgs
+}
+
 // recordOnce runs a recorder with a new consumer over the whole stream into a fresh database
-// and returns how long it took until every message was acked.
-func recordOnce(b *testing.B, env *bustest.Env, round int) time.Duration {
+// and returns how long it took until all msgs messages were acked.
+func recordOnce(b *testing.B, env *bustest.Env, round, msgs int) time.Duration {
 	b.StopTimer()
 	st := storetest.New(b)
 	reg := prometheus.NewRegistry()
@@ -88,7 +109,7 @@ func recordOnce(b *testing.B, env *bustest.Env, round int) time.Duration {
 	began := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	for testutil.ToFloat64(r.metrics.acked.WithLabelValues(bus.Telemetry)) < benchRows {
+	for testutil.ToFloat64(r.metrics.acked.WithLabelValues(bus.Telemetry)) < float64(msgs) {
 		time.Sleep(time.Millisecond)
 	}
 	took := time.Since(began)
@@ -97,16 +118,18 @@ func recordOnce(b *testing.B, env *bustest.Env, round int) time.Duration {
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	if got := queryInt(b, st, "SELECT count() AS n FROM "+st.Table("gpu_sample")+" FINAL"); got != benchRows/2 {
-		b.Fatalf("recorded %d GPU samples, want %d", got, benchRows/2)
+	for _, tbl := range []string{"gpu_sample", "tokens_sample"} {
+		if got := queryInt(b, st, "SELECT count() AS n FROM "+st.Table(tbl)+" FINAL"); got != benchRows/2 {
+			b.Fatalf("recorded %d rows in %s, want %d", got, tbl, benchRows/2)
+		}
 	}
 	b.StartTimer()
 	return took
 }
 
-// insertDirect decodes and encodes the payloads as the recorder does and inserts them in one
-// statement per table; it returns that time, and the time of the inserts alone.
-func insertDirect(b *testing.B, evs []events.Event, payloads [][]byte) (total, engine time.Duration) {
+// insertDirect decodes and encodes the messages' payloads as the recorder does and inserts them
+// in one statement per table; it returns that time, and the time of the inserts alone.
+func insertDirect(b *testing.B, msgs []events.Message) (total, engine time.Duration) {
 	b.StopTimer()
 	st := storetest.New(b)
 	ctx := context.Background()
@@ -114,18 +137,20 @@ func insertDirect(b *testing.B, evs []events.Event, payloads [][]byte) (total, e
 	began := time.Now()
 	dec, ser := newDecoder(), newSeries()
 	rows := map[events.Type]*row{}
-	for i, data := range payloads {
-		t := evs[i].EventType()
-		e, err := dec.decode(t, data)
+	for _, m := range msgs {
+		t, _ := typeOf(m.Subject)
+		evs, err := dec.decodeAll(t, m.Data)
 		if err != nil {
 			b.Fatal(err)
 		}
-		x := ser.extra(e)
 		if rows[t] == nil {
 			rows[t] = &row{}
 		}
-		if err := encode(rows[t], e, &x); err != nil {
-			b.Fatal(err)
+		for _, e := range evs {
+			x := ser.extra(e)
+			if err := encode(rows[t], e, &x); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	insStart := time.Now()

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -10,35 +11,110 @@ import (
 )
 
 // decoder turns message payloads into events. GPU and token samples, the bulk of the traffic,
-// take a fast path without reflection; it accepts only plain input (each known key once,
-// strings without escapes, numbers as encoding/json reads them) and otherwise defers to
-// events.Decode, which decides and explains. So the fast path never accepts what events.Decode
-// rejects or decodes anything differently (FuzzFastDecode checks both).
+// take a fast path without reflection, alone or in a batch; it accepts only plain input (each
+// known key once, strings without escapes, numbers as encoding/json reads them) and otherwise
+// defers to events.DecodeAll, which decides and explains. So the fast path never accepts what
+// events.DecodeAll rejects or decodes anything differently (FuzzFastDecode checks both).
 type decoder struct {
 	names map[string]string // interned label values: locations, nodes, models...
 }
 
 func newDecoder() *decoder { return &decoder{names: map[string]string{}} }
 
-// decode decodes one payload of the type its subject says.
-func (d *decoder) decode(t events.Type, data []byte) (events.Event, error) {
+// batchPrefix is how a batch envelope written by internal/events begins.
+var batchPrefix = []byte(`{"type":"` + events.TypeBatch + `"`)
+
+// decodeAll decodes one payload of the type its subject says: one event, or a batch's events.
+func (d *decoder) decodeAll(t events.Type, data []byte) ([]events.Event, error) {
+	if t == events.TypeGPUSample || t == events.TypeTokensSample {
+		if bytes.HasPrefix(data, batchPrefix) {
+			if evs, ok := d.batch(t, data); ok {
+				return evs, nil
+			}
+		} else if e, ok := d.whole(t, data); ok {
+			return []events.Event{e}, nil
+		}
+	}
+	return events.DecodeAll(data)
+}
+
+// whole parses data as exactly one event of type t.
+func (d *decoder) whole(t events.Type, data []byte) (events.Event, bool) {
+	s := scanner{b: data}
+	e, ok := d.event(t, &s)
+	s.ws()
+	return e, ok && s.i == len(s.b)
+}
+
+// event parses and validates one GPU or token sample at s.
+func (d *decoder) event(t events.Type, s *scanner) (events.Event, bool) {
 	var e events.Event
+	var ok bool
 	switch t {
 	case events.TypeGPUSample:
 		g := &events.GPUSample{}
-		if d.gpu(data, g) {
-			e = g
-		}
+		e, ok = g, d.gpu(s, g)
 	case events.TypeTokensSample:
-		s := &events.TokensSample{}
-		if d.tokens(data, s) {
-			e = s
+		k := &events.TokensSample{}
+		e, ok = k, d.tokens(s, k)
+	}
+	return e, ok && events.Validate(e) == nil
+}
+
+// batch parses a batch envelope of events of type t and checks it as events.DecodeAll does.
+func (d *decoder) batch(t events.Type, data []byte) ([]events.Event, bool) {
+	s := scanner{b: data}
+	var id []byte
+	var evs []events.Event
+	seen, ok := members(&s, func(key []byte) (uint, bool) {
+		switch string(key) {
+		case "type":
+			b, ok := s.str()
+			return 0, ok && string(b) == string(events.TypeBatch)
+		case "version":
+			b, ok := s.str()
+			return 1, ok && major1(b)
+		case "id":
+			b, ok := s.str()
+			id = b
+			return 2, ok
+		case "event_type":
+			b, ok := s.str()
+			return 3, ok && string(b) == string(t)
+		case "events":
+			var ok bool
+			evs, ok = d.elements(t, &s)
+			return 4, ok
+		}
+		return 0, false
+	})
+	s.ws()
+	if !ok || seen != 1<<5-1 || s.i != len(s.b) || events.CheckBatch(string(id), t, evs) != nil {
+		return nil, false
+	}
+	return evs, true
+}
+
+// elements parses a batch's non-empty array of events.
+func (d *decoder) elements(t events.Type, s *scanner) ([]events.Event, bool) {
+	if !s.lit("[") {
+		return nil, false
+	}
+	var evs []events.Event
+	for {
+		s.ws()
+		e, ok := d.event(t, s)
+		if !ok {
+			return nil, false
+		}
+		evs = append(evs, e)
+		if s.lit("]") {
+			return evs, true
+		}
+		if !s.lit(",") {
+			return nil, false
 		}
 	}
-	if e != nil && events.Validate(e) == nil {
-		return e, nil
-	}
-	return events.Decode(data)
 }
 
 // intern returns a string equal to b, shared with earlier equal values.
@@ -56,9 +132,9 @@ func (d *decoder) intern(b []byte) string {
 
 // gpu and tokens parse one field of their type: they return the field's bit, or ok=false for
 // an unknown key or a bad value.
-func (d *decoder) gpu(data []byte, e *events.GPUSample) bool {
+func (d *decoder) gpu(s *scanner, e *events.GPUSample) bool {
 	var index int64
-	ok := d.object(data, e.EventType(), &e.Meta, 10, 0, func(key []byte, s *scanner) (uint, bool) {
+	ok := d.object(s, e.EventType(), &e.Meta, 10, 0, func(key []byte, s *scanner) (uint, bool) {
 		switch string(key) {
 		case "location":
 			return 0, d.label(s, &e.Location)
@@ -87,9 +163,9 @@ func (d *decoder) gpu(data []byte, e *events.GPUSample) bool {
 	return ok
 }
 
-func (d *decoder) tokens(data []byte, e *events.TokensSample) bool {
+func (d *decoder) tokens(s *scanner, e *events.TokensSample) bool {
 	const resetBit = 7
-	return d.object(data, e.EventType(), &e.Meta, 8, 1<<resetBit, func(key []byte, s *scanner) (uint, bool) {
+	return d.object(s, e.EventType(), &e.Meta, 8, 1<<resetBit, func(key []byte, s *scanner) (uint, bool) {
 		switch string(key) {
 		case "location":
 			return 0, d.label(s, &e.Location)
@@ -118,42 +194,49 @@ func (d *decoder) label(s *scanner, dst *string) bool {
 	return ok
 }
 
-// object parses one JSON object: the envelope and n fields, each exactly once except the
+// object parses one JSON object at s: the envelope and n fields, each exactly once except the
 // optional ones (a bit mask).
-func (d *decoder) object(data []byte, t events.Type, m *events.Meta, n uint, optional uint64,
+func (d *decoder) object(s *scanner, t events.Type, m *events.Meta, n uint, optional uint64,
 	field func(key []byte, s *scanner) (uint, bool)) bool {
-	s := scanner{b: data}
-	var seen uint64
+	seen, ok := members(s, func(key []byte) (uint, bool) {
+		bit, known, ok := d.envelope(key, s, t, m)
+		if !known {
+			bit, ok = field(key, s)
+			bit += 4
+		}
+		return bit, ok
+	})
+	all := uint64(1)<<(n+4) - 1
+	return ok && seen|optional<<4 == all
+}
+
+// members parses the members of one JSON object at s; value reads the value of each key and
+// returns its bit. It fails on a bad value, an unknown key or a repeated one (events.DecodeAll
+// then decides), and returns the bits seen.
+func members(s *scanner, value func(key []byte) (uint, bool)) (seen uint64, ok bool) {
 	if !s.lit("{") {
-		return false
+		return 0, false
 	}
 	for first := true; ; first = false {
 		s.ws()
 		if s.lit("}") {
-			break
+			return seen, true
 		}
 		if !first && !s.lit(",") {
-			return false
+			return 0, false
 		}
 		s.ws()
 		key, ok := s.str()
 		if !ok || !s.lit(":") {
-			return false
+			return 0, false
 		}
 		s.ws()
-		bit, known, ok := d.envelope(key, &s, t, m)
-		if !known {
-			bit, ok = field(key, &s)
-			bit += 4
-		}
+		bit, ok := value(key)
 		if !ok || seen&(1<<bit) != 0 {
-			return false // a bad value, unknown key or repeat: events.Decode decides
+			return 0, false
 		}
 		seen |= 1 << bit
 	}
-	s.ws()
-	all := uint64(1)<<(n+4) - 1
-	return s.i == len(s.b) && seen|optional<<4 == all
 }
 
 // envelope parses the value of an envelope key (bits 0-3); known is false for other keys.

@@ -3,12 +3,13 @@
 //
 // One durable pull consumer per stream feeds a loop that cuts the messages into batches, encodes
 // each batch as one TabSeparated insert per table, and acks the batch's messages only after
-// every insert committed. Batches are deterministic: a batch starts at the
-// first unacked message and ends at MaxRows messages or at the first message stored MaxDelay
-// after its first one (by the stream's timestamps), or, at the tail of the stream, when no
-// such message arrived by then plus Grace. So a batch redelivered after a crash is cut the
-// same way, and its insert_deduplication_token (consumer and stream sequence range) makes
-// ClickHouse drop the repeat; ReplacingMergeTree by event id is the backstop.
+// every insert committed. Batches are deterministic: a batch starts at the first unacked
+// message and ends once it holds MaxRows events (each event of a batch message is a row) or at
+// the first message stored MaxDelay after its first one (by the stream's timestamps), or, at the
+// tail of the stream, when no such message arrived by then plus Grace. So a batch redelivered
+// after a crash is cut the same way, and its insert_deduplication_token (consumer and stream
+// sequence range) makes ClickHouse drop the repeat; ReplacingMergeTree by event id is the
+// backstop.
 //
 // While ClickHouse is down or failing, the loop keeps the batch, retries with backoff, stops
 // consuming (so the lag grows in JetStream, not in memory), logs once when inserts start
@@ -47,7 +48,9 @@ type Config struct {
 	Streams []string
 	// Subjects filters each stream (e.g. one partition's workloads); default everything.
 	Subjects map[string][]string
-	MaxRows  int           // messages per batch (default 50,000)
+	// MaxRows bounds a batch's events (default 50,000); a batch message's events all join the
+	// batch, so it may pass the bound by one message's worth.
+	MaxRows  int
 	MaxDelay time.Duration // stream time a batch spans at most (default 1s)
 	Grace    time.Duration // extra wait at the tail of a stream (default 250ms)
 	AckWait  time.Duration // default 5m: longer than any insert
@@ -176,7 +179,7 @@ func (r *Recorder) runStream(ctx context.Context, stream string) error {
 	}
 	cc := r.consumerConfig(stream)
 	l := &loop{r: r, stream: stream, durable: cc.Durable, log: r.cfg.Log.With("stream", stream),
-		dec: newDecoder(), series: newSeries()}
+		dec: newDecoder(), series: newSeries(), sizes: map[events.Type]int{}}
 	if err := l.retry(ctx, "loading series state", func(ctx context.Context) error {
 		return l.series.load(ctx, r.store)
 	}); err != nil {

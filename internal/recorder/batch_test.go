@@ -1,0 +1,117 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/bus/bustest"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
+)
+
+// nodeSweep returns one node's GPU samples at t, as the GPU collector publishes them.
+func nodeSweep(node string, n int, t time.Time) []events.Event {
+	out := make([]events.Event, n)
+	for i := range out {
+		out[i] = events.Stamp(&events.GPUSample{Meta: events.Meta{At: t}, Location: "aws-use1", Node: node,
+			UUID: fmt.Sprintf("GPU-%s-%d", node, i), Index: i, Model: "H100-80GB", UtilizationPct: float64(10 * i),
+			MemoryUsedBytes: int64(i) << 30, MemoryTotalBytes: 80 << 30, PowerW: 300 + float64(i), TemperatureC: 50})
+	}
+	return out
+}
+
+func publishBatch(t *testing.T, env *bustest.Env, evs []events.Event) {
+	t.Helper()
+	if err := bus.NewPublisher(env.JS).PublishBatch(testCtx(t), evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBatchesAreRecordedRowByRow(t *testing.T) {
+	env, st := bustest.Start(t), storetest.New(t)
+	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	var sent []events.Event
+	for i := range 3 {
+		sweep := append(nodeSweep("node-a", 8, at.Add(time.Duration(i)*time.Minute)),
+			nodeSweep("node-b", 4, at.Add(time.Duration(i)*time.Minute))...)
+		publishBatch(t, env, sweep)
+		sent = append(sent, sweep...)
+	}
+	scrape := sameSubject(events.TypeTokensSample, 6)
+	publishBatch(t, env, scrape)
+	publish(t, env, nodeSweep("node-c", 1, at)) // a single event among the batches
+
+	reg := prometheus.NewRegistry()
+	r := New(env.JS, st, Config{Streams: []string{bus.Telemetry}, Registerer: reg})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	settled(t, env, "recorder", bus.Telemetry)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, table string
+		wantRows    int
+	}{
+		{"every GPU of every sweep", "gpu_sample", len(sent) + 1},
+		{"every replica of the scrape", "tokens_sample", len(scrape)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := "SELECT uniqExact(id) AS n FROM " + st.Table(tt.table)
+			if got := queryInt(t, st, q); got != int64(tt.wantRows) {
+				t.Errorf("%s holds %d distinct events, want %d", tt.table, got, tt.wantRows)
+			}
+			q = "SELECT count() AS n FROM " + st.Table(tt.table)
+			if got := queryInt(t, st, q); got != int64(tt.wantRows) {
+				t.Errorf("%s holds %d rows, want %d", tt.table, got, tt.wantRows)
+			}
+		})
+	}
+	// 3 rounds of 2 node sweeps, one scrape, one single event.
+	if got := testutil.ToFloat64(r.metrics.acked.WithLabelValues(bus.Telemetry)); got != 8 {
+		t.Errorf("acked %v messages, want 8", got)
+	}
+	q := "SELECT sum(utilization_pct) AS n FROM " + st.Table("gpu_sample") + " WHERE node = 'node-a'"
+	if got := queryInt(t, st, q); got != 3*(0+10+20+30+40+50+60+70) {
+		t.Errorf("node-a's utilization adds up to %d", got)
+	}
+}
+
+func TestABatchWithAnUnstorableEventStoresTheOthersAndDeadLettersIt(t *testing.T) {
+	env, st := bustest.Start(t), storetest.New(t)
+	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	sweep := nodeSweep("node-a", 3, at)
+	far := nodeSweep("node-a", 3, time.Date(2350, 1, 1, 0, 0, 0, 0, time.UTC))[1] // DateTime64 ends in 2299
+	sweep[1] = far
+	publishBatch(t, env, sweep)
+	stop := start(t, env, st, Config{Streams: []string{bus.Telemetry}})
+	settled(t, env, "recorder", bus.Telemetry)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, st, "SELECT count() AS n FROM "+st.Table("gpu_sample")); got != 2 {
+		t.Errorf("gpu_sample holds %d rows, want the 2 storable ones", got)
+	}
+	cons, err := env.JS.OrderedConsumer(testCtx(t), bus.DLQ, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatalf("nothing in DLQ: %v", err)
+	}
+	if r := m.Headers().Get(bus.HeaderReason); !strings.Contains(r, "events[1] "+far.Header().ID) || !strings.Contains(r, "2299") {
+		t.Errorf("DLQ reason %q does not name events[1] and why", r)
+	}
+}
