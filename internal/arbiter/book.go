@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -36,6 +37,9 @@ type Book struct {
 	Declined []Declined `json:"declined,omitempty"`
 
 	rev uint64 // KV revision this copy was read or written at
+	// ver counts the changes made to this copy in memory, saved the last of them written; the
+	// book is durable when they are equal (see flush).
+	ver, saved uint64
 }
 
 // Rep is one replica as the arbiter intends it. Replicas of one group are interchangeable to an
@@ -123,13 +127,25 @@ func (b *Book) record(id string) *Record {
 	return nil
 }
 
+// clone is a deep copy: flush writes one while the book changes under the lock.
 func (b *Book) clone() *Book {
 	c := *b
 	c.Replicas = slices.Clone(b.Replicas)
 	c.Actions = slices.Clone(b.Actions)
+	for i := range c.Actions {
+		c.Actions[i].Drain = slices.Clone(c.Actions[i].Drain)
+		c.Actions[i].Launch = slices.Clone(c.Actions[i].Launch)
+	}
 	c.Done = slices.Clone(b.Done)
 	c.Notices = slices.Clone(b.Notices)
 	c.Holds = slices.Clone(b.Holds)
+	for i := range c.Holds {
+		h := &c.Holds[i]
+		h.Actions, h.Reasons = slices.Clone(h.Actions), slices.Clone(h.Reasons)
+		h.Policies, h.Approvers = slices.Clone(h.Policies), slices.Clone(h.Approvers)
+		h.Owners = maps.Clone(h.Owners)
+		h.Plan.Actions = slices.Clone(h.Plan.Actions)
+	}
 	c.Declined = slices.Clone(b.Declined)
 	return &c
 }
@@ -140,20 +156,28 @@ var ErrDeposed = errors.New("placement changed under this arbiter: it no longer 
 
 const bookPrefix = "workload."
 
-// books reads and writes Books in the placement bucket.
-type books struct{ kv jetstream.KeyValue }
+// BookStore keeps the books durable. Save must write b only if nobody wrote its key since b was
+// read (ErrDeposed otherwise), and remember the revision it wrote in b. The arbiter's is KVBooks;
+// tests wrap it to make writes slow or fail.
+type BookStore interface {
+	Load(ctx context.Context) (map[string]*Book, error)
+	Save(ctx context.Context, b *Book) error
+}
 
-func (s books) key(workload string) string { return bookPrefix + events.Token(workload) }
+// KVBooks reads and writes Books in the placement bucket.
+type KVBooks struct{ KV jetstream.KeyValue }
 
-// load reads every book.
-func (s books) load(ctx context.Context) (map[string]*Book, error) {
+func (s KVBooks) key(workload string) string { return bookPrefix + events.Token(workload) }
+
+// Load reads every book.
+func (s KVBooks) Load(ctx context.Context) (map[string]*Book, error) {
 	out := map[string]*Book{}
-	lister, err := s.kv.ListKeysFiltered(ctx, bookPrefix+">")
+	lister, err := s.KV.ListKeysFiltered(ctx, bookPrefix+">")
 	if err != nil {
 		return nil, fmt.Errorf("listing placement keys: %w", err)
 	}
 	for key := range lister.Keys() {
-		e, err := s.kv.Get(ctx, key)
+		e, err := s.KV.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		}
@@ -170,17 +194,17 @@ func (s books) load(ctx context.Context) (map[string]*Book, error) {
 	return out, nil
 }
 
-// save writes b if nobody wrote its key since b was read (rev 0: only if the key is new).
-func (s books) save(ctx context.Context, b *Book) error {
+// Save writes b if nobody wrote its key since b was read (rev 0: only if the key is new).
+func (s KVBooks) Save(ctx context.Context, b *Book) error {
 	data, err := json.Marshal(b)
 	if err != nil {
 		return fmt.Errorf("encoding placement of %s: %w", b.Workload, err)
 	}
 	var rev uint64
 	if b.rev == 0 {
-		rev, err = s.kv.Create(ctx, s.key(b.Workload), data)
+		rev, err = s.KV.Create(ctx, s.key(b.Workload), data)
 	} else {
-		rev, err = s.kv.Update(ctx, s.key(b.Workload), data, b.rev)
+		rev, err = s.KV.Update(ctx, s.key(b.Workload), data, b.rev)
 	}
 	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return fmt.Errorf("saving placement of %s: %w", b.Workload, ErrDeposed)
@@ -198,5 +222,5 @@ func LoadBooks(ctx context.Context, js jetstream.JetStream, bucket string) (map[
 	if err != nil {
 		return nil, fmt.Errorf("opening KV bucket %s: %w", bucket, err)
 	}
-	return books{kv}.load(ctx)
+	return KVBooks{kv}.Load(ctx)
 }

@@ -12,9 +12,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
-// errKilled is what a test hook returns to stop the arbiter dead at a point of an action's life.
-var errKilled = errors.New("arbiter killed")
-
 // maxTries is how often an action is tried before it is given up as failed.
 const maxTries = 5
 
@@ -58,51 +55,38 @@ func (s *Service) step(ctx context.Context, workload string) bool {
 	if resumed && s.alreadyApplied(ctx, rec) {
 		return s.end(ctx, workload, rec, nil, "reconciled")
 	}
-	if h := s.hooks.beforeCall; h != nil && h(rec) != nil {
-		s.kill()
-		return false
-	}
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	err := s.o.Actuator.Scale(cctx, rec.Target)
 	cancel()
-	if h := s.hooks.afterCall; h != nil && h(rec) != nil {
-		s.kill()
-		return false
-	}
 	return s.end(ctx, workload, rec, err, "applied")
 }
 
-func (s *Service) kill() {
-	s.mu.Lock()
-	s.dead = true
-	s.mu.Unlock()
-}
-
-// begin picks the workload's first action that is not waiting for approval and records that
-// its actuator is about to be called. resumed says the action was already marked calling: an
-// earlier call may have gone through.
+// begin picks the workload's first action that is not waiting for approval and records, durably,
+// that its actuator is about to be called. resumed says the action was already marked calling:
+// an earlier call may have gone through.
 func (s *Service) begin(ctx context.Context, workload string) (rec Record, resumed, ok bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading || s.dead {
-		return rec, false, false
-	}
 	b := s.books[workload]
-	if b == nil {
+	if !s.leading || b == nil {
+		s.mu.Unlock()
 		return rec, false, false
 	}
 	i := slices.IndexFunc(b.Actions, func(r Record) bool { return r.Stage == StageRecorded || r.Stage == StageCalling })
 	if i < 0 {
+		s.mu.Unlock()
 		return rec, false, false
 	}
 	r := &b.Actions[i]
 	resumed = r.Stage == StageCalling
 	r.Stage = StageCalling
 	r.Tries++
-	if err := s.save(ctx, b); err != nil {
+	rec = *r
+	s.touch(b)
+	s.mu.Unlock()
+	if err := s.flush(ctx, workload); err != nil {
 		return rec, false, false
 	}
-	return *r, resumed, true
+	return rec, resumed, true
 }
 
 // alreadyApplied asks the actuator whether an interrupted call went through.
@@ -114,37 +98,14 @@ func (s *Service) alreadyApplied(ctx context.Context, rec Record) bool {
 }
 
 // end records how the call went: done (the book drops drained replicas), failed for good (the
-// book undoes the action's effect so the next plan tries elsewhere), or left to retry.
+// book undoes the action's effect so the next plan tries elsewhere), or left to retry. The
+// outcome is announced once it is durable.
 func (s *Service) end(ctx context.Context, workload string, rec Record, callErr error, outcome string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading || s.dead {
+	status, detail, ok := s.settleCall(workload, rec, callErr, &outcome)
+	if !ok {
 		return false
 	}
-	b := s.books[workload]
-	if b == nil || b.record(rec.Target.ActionID) == nil {
-		return false
-	}
-	status, detail := events.ActionApplied, ""
-	s.truth.applied[rec.Target.Group] = s.reportSeq.Load()
-	switch {
-	case callErr == nil:
-		s.ended(b, rec.Drain, s.o.Clock.Now())
-		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })
-		b.finish(rec.Target.ActionID)
-	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
-		undo(b, rec)
-		b.finish(rec.Target.ActionID)
-		status, detail, outcome = events.ActionFailed, callErr.Error(), "failed"
-	default:
-		b.record(rec.Target.ActionID).LastError = callErr.Error()
-		s.log.Warn("actuator call failed; will retry", "action", rec.Target.ActionID, "group", rec.Target.Group.String(),
-			"try", rec.Tries, "err", callErr)
-		_ = s.save(ctx, b)
-		s.m.actions.WithLabelValues(rec.Target.Kind, "retried").Inc()
-		return false
-	}
-	if err := s.save(ctx, b); err != nil {
+	if err := s.flush(ctx, workload); err != nil || status == "" {
 		return false
 	}
 	s.m.actions.WithLabelValues(rec.Target.Kind, outcome).Inc()
@@ -153,6 +114,37 @@ func (s *Service) end(ctx context.Context, workload string, rec Record, callErr 
 	}
 	s.announce(rec, workload, status, detail)
 	return true
+}
+
+// settleCall applies a call's outcome to the book and touches it. status is empty for a call
+// left to retry; ok is false when the book is gone (not leading) or no longer holds the action.
+func (s *Service) settleCall(workload string, rec Record, callErr error, outcome *string) (status events.ActionStatus, detail string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.books[workload]
+	if !s.leading || b == nil || b.record(rec.Target.ActionID) == nil {
+		return "", "", false
+	}
+	s.truth.applied[rec.Target.Group] = s.reportSeq.Load()
+	s.touch(b)
+	switch {
+	case callErr == nil:
+		s.ended(b, rec.Drain, s.o.Clock.Now())
+		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })
+		b.finish(rec.Target.ActionID)
+		return events.ActionApplied, "", true
+	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
+		undo(b, rec)
+		b.finish(rec.Target.ActionID)
+		*outcome = "failed"
+		return events.ActionFailed, callErr.Error(), true
+	default:
+		b.record(rec.Target.ActionID).LastError = callErr.Error()
+		s.log.Warn("actuator call failed; will retry", "action", rec.Target.ActionID, "group", rec.Target.Group.String(),
+			"try", rec.Tries, "err", callErr)
+		s.m.actions.WithLabelValues(rec.Target.Kind, "retried").Inc()
+		return "", "", true
+	}
 }
 
 // undo reverses what enacting rec did to the book.

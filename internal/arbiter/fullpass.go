@@ -25,30 +25,29 @@ type planInput struct {
 // full re-plans the whole estate. Planning 1,000 workloads takes far longer than answering a
 // reclaim, so the plan is computed without holding the books: a reclaim arriving meanwhile is
 // answered at once by quick. The plan is applied only if the books it was made from are unchanged;
-// otherwise it is thrown away and made again, never applied over newer books. Full passes run one
-// at a time.
-func (s *Service) full(ctx context.Context, trigger string, caps []placement.Budget, start time.Time) {
+// otherwise it is thrown away and made again, never applied over newer books. The budget caps are
+// read after the books are taken, without holding them (they may come from a slow store). Full
+// passes run one at a time.
+func (s *Service) full(ctx context.Context, trigger string, start time.Time) {
 	s.planMu.Lock()
 	defer s.planMu.Unlock()
 	for try := 1; ; try++ {
 		now := s.o.Clock.Now()
 		if try >= lockedAfter {
-			s.fullLocked(ctx, trigger, caps, now, start)
+			s.fullLocked(ctx, trigger, s.caps(ctx), now, start)
 			return
 		}
-		in, ok := s.prepare(ctx, now, caps)
+		in, ok := s.prepare(now)
 		if !ok {
 			return
 		}
+		in.snap.Budgets = s.caps(ctx)
 		pl, err := placement.NewPlannerContext(ctx, in.snap, s.o.Policy, now)
 		if err != nil {
 			s.log.Info("planning stopped", "trigger", trigger, "err", err)
 			return
 		}
 		d := pl.Decision()
-		if h := s.hooks.planned.Load(); h != nil {
-			(*h)()
-		}
 		if s.install(ctx, in, pl, d, now, trigger, start) {
 			return
 		}
@@ -57,18 +56,25 @@ func (s *Service) full(ctx context.Context, trigger string, caps []placement.Bud
 	}
 }
 
-// prepare settles the books, writes what settling changed and takes the plan's input. It reports
-// false when this arbiter cannot plan (not leading, or a write failed).
-func (s *Service) prepare(ctx context.Context, now time.Time, caps []placement.Budget) (planInput, bool) {
+// caps are the budget caps the plan must respect; none when they cannot be read.
+func (s *Service) caps(ctx context.Context) []placement.Budget {
+	caps, err := s.o.Caps.Caps(ctx)
+	if err != nil {
+		s.log.Warn("budget caps unavailable; planning without them", "err", err)
+	}
+	return caps
+}
+
+// prepare settles the books, touches what settling changed and takes the plan's input (its
+// budgets still to fill). It reports false when this arbiter does not lead.
+func (s *Service) prepare(now time.Time) (planInput, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.leading || s.dead {
+	if !s.leading {
 		return planInput{}, false
 	}
-	if !s.saveAll(ctx, s.settle(now)) {
-		return planInput{}, false
-	}
-	snap := s.snapshot(now, caps)
+	s.touchAll(s.settle(now))
+	snap := s.snapshot(now, nil)
 	in := planInput{snap: snap, reps: slices.Clone(snap.Replicas), lead: s.lead}
 	for i := range s.o.Config.Workloads {
 		var at time.Time
@@ -86,7 +92,7 @@ func (s *Service) install(ctx context.Context, in planInput, pl *placement.Plann
 	now time.Time, trigger string, start time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.leading || s.dead {
+	if !s.leading {
 		return true
 	}
 	if s.lead != in.lead || !s.unchanged(in) {
@@ -129,7 +135,7 @@ func (s *Service) unchanged(in planInput) bool {
 func (s *Service) fullLocked(ctx context.Context, trigger string, caps []placement.Budget, now, start time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.leading || s.dead {
+	if !s.leading {
 		return
 	}
 	dirty := s.settle(now)

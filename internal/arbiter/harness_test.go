@@ -2,10 +2,15 @@ package arbiter_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
@@ -73,12 +78,17 @@ func newHarness(t *testing.T, yaml string) *harness {
 	return &harness{t: t, env: env, cfg: cfg, clock: c, sim: sim.New(cfg, c.Now), pub: bus.NewPublisher(env.JS)}
 }
 
-// running is an arbiter started by a test.
+// running is an arbiter started by a test, on a NATS connection of its own.
 type running struct {
 	*arbiter.Service
+	nc     *nats.Conn
 	cancel context.CancelFunc
 	done   chan error
 }
+
+// Kill crashes the arbiter's process as far as the bus can tell: its connection drops, so it
+// writes nothing more, renews no lease and releases none.
+func (r *running) Kill() { r.nc.Close() }
 
 // stop ends Run and waits for it.
 func (r *running) stop(t *testing.T) {
@@ -92,7 +102,14 @@ func (r *running) stop(t *testing.T) {
 // and reports themselves.
 func (h *harness) start(id string, tweak func(*arbiter.Options)) *running {
 	h.t.Helper()
-	o := arbiter.Options{Config: h.cfg, JS: h.env.JS, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
+	nc, js := h.env.ConnectAs(h.t, bus.RoleArbiter)
+	return h.startOn(id, nc, js, tweak)
+}
+
+// startOn is start on a given connection.
+func (h *harness) startOn(id string, nc *nats.Conn, js jetstream.JetStream, tweak func(*arbiter.Options)) *running {
+	h.t.Helper()
+	o := arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
 		Log: slog.New(slog.DiscardHandler), Clock: h.clock, Identity: id, LeaseTTL: time.Second,
 		Policy:   placement.Policy{MaxHedge: -1},
 		Debounce: time.Hour, Interval: time.Hour, ReportEvery: time.Hour}
@@ -104,7 +121,7 @@ func (h *harness) start(id string, tweak func(*arbiter.Options)) *running {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	r := &running{Service: svc, cancel: cancel, done: make(chan error, 1)}
+	r := &running{Service: svc, nc: nc, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- svc.Run(ctx) }()
 	h.t.Cleanup(func() {
 		cancel()
@@ -128,16 +145,22 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// price publishes the price of an H100 (p5.xlarge) in zone and returns the offer's id.
 func (h *harness) price(zone string, m events.Market, usd float64) string {
 	h.t.Helper()
+	return h.priceOf(zone, "p5.xlarge", "H100-80GB", m, usd)
+}
+
+func (h *harness) priceOf(zone, instanceType, model string, m events.Market, usd float64) string {
+	h.t.Helper()
 	e := &events.PriceObserved{Meta: events.Meta{At: h.clock.Now()}, Provider: "aws", Region: "us-east-1", Zone: zone,
-		InstanceType: "p5.xlarge", GPUModel: "H100-80GB", GPUCount: 1, GPUMemoryGB: 80, Market: m, USDPerHour: usd,
+		InstanceType: instanceType, GPUModel: model, GPUCount: 1, GPUMemoryGB: 80, Market: m, USDPerHour: usd,
 		Source: "test"}
 	if err := h.pub.Publish(context.Background(), e); err != nil {
 		h.t.Fatal(err)
 	}
 	loc, _ := h.cfg.Match("aws", "us-east-1", zone)
-	return loc.Name + "/" + zone + "/p5.xlarge/" + string(m)
+	return loc.Name + "/" + zone + "/" + instanceType + "/" + string(m)
 }
 
 // settle reports, plans and waits until the arbiter has no action in flight.
@@ -166,3 +189,59 @@ func (h *harness) onlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// crashing is a sim actuator whose process dies at one point of the first call it gets: "before"
+// the call reaches the fleet (after the arbiter recorded it as calling) or "after" it went
+// through (before the arbiter records it as applied). Dying closes the arbiter's connection.
+type crashing struct {
+	*sim.Fleet
+	point   string
+	nc      *nats.Conn
+	crashed atomic.Bool
+}
+
+var errCrashed = errors.New("the process died")
+
+func (c *crashing) Scale(ctx context.Context, tg actuate.Target) error {
+	if c.crashed.Swap(true) {
+		return errCrashed
+	}
+	if c.point == "before" {
+		c.nc.Close()
+		return errCrashed
+	}
+	err := c.Fleet.Scale(ctx, tg)
+	c.nc.Close()
+	return err
+}
+
+// heldCaps is a budget store whose reads can be held: once hold is called, each full pass waits
+// in reading the caps (after it took the books, before it plans) until release.
+type heldCaps struct {
+	on   atomic.Bool
+	held chan struct{}
+	gate chan struct{}
+	once sync.Once
+}
+
+func newHeldCaps() *heldCaps {
+	return &heldCaps{held: make(chan struct{}, 16), gate: make(chan struct{})}
+}
+
+func (c *heldCaps) Caps(ctx context.Context) ([]placement.Budget, error) {
+	if c.on.Load() {
+		select {
+		case c.held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-c.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return nil, nil
+}
+
+func (c *heldCaps) hold()    { c.on.Store(true) }
+func (c *heldCaps) release() { c.once.Do(func() { c.on.Store(false); close(c.gate) }) }

@@ -100,10 +100,37 @@ type step struct {
 // expensive replicas), rejected ones are dropped and not asked again for a while. who is the
 // deciding Slack user or "timeout".
 func (s *Service) Decide(ctx context.Context, id string, approve bool, who string) error {
+	touched, steps, err := s.decideHold(id, approve, who)
+	if err != nil {
+		return err
+	}
+	for _, w := range touched {
+		if err := s.flush(ctx, w); err != nil {
+			return err
+		}
+	}
+	for _, st := range steps {
+		if st.actor == "" {
+			st.actor = "arbiter/" + s.o.Identity
+		}
+		s.announceBy(st.rec, st.workload, st.status, st.actor, st.detail)
+	}
+	s.mu.Lock()
+	for _, w := range touched {
+		s.dispatch(w)
+	}
+	s.mu.Unlock()
+	s.log.Info("approval decided", "hold", id, "approved", approve, "by", who, "workloads", touched)
+	return nil
+}
+
+// decideHold applies the decision on hold id to the books in memory and touches them; it returns
+// the workloads touched and the steps to announce once they are durable.
+func (s *Service) decideHold(id string, approve bool, who string) ([]string, []step, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.leading || s.dead {
-		return errNotLeading
+	if !s.leading {
+		return nil, nil, errNotLeading
 	}
 	now := s.o.Clock.Now()
 	var touched []string
@@ -118,26 +145,12 @@ func (s *Service) Decide(ctx context.Context, id string, approve bool, who strin
 		b.Holds = slices.Delete(b.Holds, i, i+1)
 		steps = append(steps, s.settleHold(b, h, approve, who, now)...)
 		touched = append(touched, w)
+		s.touch(b)
 	}
 	if len(touched) == 0 {
-		return fmt.Errorf("approval %s: %w", id, ErrNoHold)
+		return nil, nil, fmt.Errorf("approval %s: %w", id, ErrNoHold)
 	}
-	for _, w := range touched {
-		if err := s.save(ctx, s.books[w]); err != nil {
-			return err
-		}
-	}
-	for _, st := range steps {
-		if st.actor == "" {
-			st.actor = "arbiter/" + s.o.Identity
-		}
-		s.announceBy(st.rec, st.workload, st.status, st.actor, st.detail)
-	}
-	for _, w := range touched {
-		s.dispatch(w)
-	}
-	s.log.Info("approval decided", "hold", id, "approved", approve, "by", who, "workloads", touched)
-	return nil
+	return touched, steps, nil
 }
 
 // settleHold applies the decision to b's actions of hold h; it returns the steps to announce.
@@ -248,10 +261,11 @@ func cutVictims(b *Book, keep int) []Rep {
 // resumes that message rather than posting another.
 func (s *Service) Posted(ctx context.Context, id, channel, ts string) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading || s.dead {
+	if !s.leading {
+		s.mu.Unlock()
 		return errNotLeading
 	}
+	var touched []string
 	for _, w := range sortedKeys(s.books) {
 		b := s.books[w]
 		i := slices.IndexFunc(b.Holds, func(h Hold) bool { return h.ID == id })
@@ -259,7 +273,12 @@ func (s *Service) Posted(ctx context.Context, id, channel, ts string) error {
 			continue
 		}
 		b.Holds[i].Channel, b.Holds[i].TS = channel, ts
-		if err := s.save(ctx, b); err != nil {
+		s.touch(b)
+		touched = append(touched, w)
+	}
+	s.mu.Unlock()
+	for _, w := range touched {
+		if err := s.flush(ctx, w); err != nil {
 			return err
 		}
 	}
@@ -279,7 +298,7 @@ func (s *Service) holds() []Hold {
 	return out
 }
 
-// ask hands holds to the gate's asker, if it has one; s.mu is held.
+// ask hands holds to the gate's asker, if it has one (Ask does not block).
 func (s *Service) ask(ctx context.Context, hs []Hold) {
 	a, ok := s.o.Gate.(Asker)
 	if !ok {

@@ -14,11 +14,18 @@ import (
 
 // market is what every arbiter (leader or standby) folds from the event streams: offers and their
 // prices, reclaim notices, demand from telemetry and what the actuators report running. It is
-// shared between the stream followers and the planning loop, hence the lock.
+// shared between the stream followers and the planning loop, in three parts that do not share a
+// lock: the offers (the price fold updates them thousands of times a second), telemetry (tmu) and
+// the rest (mu), which a reclaim's path reads.
 type market struct {
+	cfg    *fleet.Config
+	offers offers
+
+	tmu   sync.Mutex
+	rates map[string]*rate   // tokens.sample series by location/workload/replica
+	util  map[string]gpuUtil // gpu.sample by location/node/uuid
+
 	mu       sync.Mutex
-	cfg      *fleet.Config
-	offers   map[string]*placement.Offer
 	history  map[string][]placement.Observation // by offer, added by the leader on reclaims
 	notices  map[string]notice                  // by event id
 	observed map[actuate.Group]actuate.Observed
@@ -29,11 +36,6 @@ type market struct {
 	starting   map[string]bool          // instances last reported not ready yet
 	seen       map[string]seenSpan      // when each instance was first and last reported
 	pruned     time.Time                // when seen and instance were last pruned
-	rates      map[string]*rate         // tokens.sample series by location/workload/replica
-	util       map[string]gpuUtil       // gpu.sample by location/node/uuid
-	// version counts changes that matter to a plan (prices, demand), so the loop knows when the
-	// planner it holds is stale.
-	version uint64
 }
 
 type notice struct {
@@ -57,7 +59,7 @@ type gpuUtil struct {
 }
 
 func newMarket(cfg *fleet.Config) *market {
-	return &market{cfg: cfg, offers: map[string]*placement.Offer{}, history: map[string][]placement.Observation{},
+	return &market{cfg: cfg, history: map[string][]placement.Observation{},
 		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{}, observedAt: map[actuate.Group]time.Time{},
 		instance: map[string]actuate.Group{}, starting: map[string]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
 }
@@ -77,16 +79,9 @@ func (m *market) price(p *events.PriceObserved) bool {
 	if !ok {
 		return false
 	}
-	id := offerID(p, loc.Name)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if o, ok := m.offers[id]; ok && o.PricePerHour == p.USDPerHour {
-		return false
-	}
-	m.offers[id] = &placement.Offer{ID: id, Location: loc.Name, InstanceType: p.InstanceType, GPUModel: p.GPUModel,
-		GPUCount: p.GPUCount, GPUMemoryGB: p.GPUMemoryGB, Market: placement.Market(p.Market), PricePerHour: p.USDPerHour}
-	m.version++
-	return true
+	return m.offers.set(&placement.Offer{ID: offerID(p, loc.Name), Location: loc.Name, InstanceType: p.InstanceType,
+		GPUModel: p.GPUModel, GPUCount: p.GPUCount, GPUMemoryGB: p.GPUMemoryGB, Market: placement.Market(p.Market),
+		PricePerHour: p.USDPerHour})
 }
 
 // reclaim keeps a notice until its deadline has passed.
@@ -180,8 +175,8 @@ const (
 // logged with the sample), and becomes the series' new starting point, as a reset would.
 func (m *market) tokens(e *events.TokensSample) error {
 	key := e.Location + "/" + e.Workload + "/" + e.Replica
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.tmu.Lock()
+	defer m.tmu.Unlock()
 	r, ok := m.rates[key]
 	tok := e.PromptTokens + e.GenerationTokens
 	var bad error
@@ -193,7 +188,6 @@ func (m *market) tokens(e *events.TokensSample) error {
 				e.Replica, e.Workload, e.Location, tps, rps, dt, maxTokensPerSecond, maxRequestsPerSecond)
 		} else {
 			r.tokPerS, r.reqPerS = tps, rps
-			m.version++
 		}
 	}
 	if !ok {
@@ -208,23 +202,24 @@ func (m *market) tokens(e *events.TokensSample) error {
 
 // gpu folds a gpu.sample.
 func (m *market) gpu(e *events.GPUSample) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.tmu.Lock()
+	defer m.tmu.Unlock()
 	m.util[e.Location+"/"+e.Node+"/"+e.UUID] = gpuUtil{location: e.Location, at: e.At, pct: e.UtilizationPct}
-	m.version++
 }
 
 // staleAfter is how old a telemetry sample may be and still count as current demand.
 const staleAfter = 5 * time.Minute
 
 // demand is how many ready replicas w's traffic needs now, from its scaling metric; 0 when there
-// is no metric or no current sample.
+// is no metric or no current sample. m.mu is held (it reads where w runs); it takes tmu.
 func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
 	s := w.Scaling
 	if s.Metric == "" || s.PerReplica <= 0 {
 		return 0
 	}
 	total, seen := 0.0, false
+	m.tmu.Lock()
+	defer m.tmu.Unlock()
 	switch s.Metric {
 	case fleet.MetricTokens, fleet.MetricRequests:
 		for _, r := range m.rates {

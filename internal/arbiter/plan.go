@@ -26,14 +26,10 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 		return
 	}
 	start := time.Now()
-	caps, err := s.o.Caps.Caps(ctx)
-	if err != nil {
-		s.log.Warn("budget caps unavailable; planning without them", "err", err)
-	}
 	if trigger == "reclaim" && s.quick(ctx, trigger, start) {
 		return
 	}
-	s.full(ctx, trigger, caps, start)
+	s.full(ctx, trigger, start)
 }
 
 // quick answers a reclaim from the planner of the last full pass, brought up to date with what
@@ -45,7 +41,7 @@ func (s *Service) quick(ctx context.Context, trigger string, start time.Time) bo
 	now := s.o.Clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.leading || s.dead {
+	if !s.leading {
 		return true
 	}
 	if s.planner == nil {
@@ -58,16 +54,14 @@ func (s *Service) quick(ctx context.Context, trigger string, start time.Time) bo
 	return true
 }
 
-// commit records a decision's actions, writes the changed books and hands them to the workers;
+// commit records a decision's actions, touches the changed books and hands them to the workers;
 // s.mu is held.
 func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, trigger string, start time.Time) {
 	n, holds := s.record(ctx, d, now, dirty)
-	if !s.saveAll(ctx, dirty) {
-		return
-	}
-	s.ask(ctx, holds)
+	s.touchAll(dirty)
+	s.askWhenSaved(ctx, holds)
 	for w, b := range s.books {
-		if !dirty[w] && slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Stage != StageAwaiting }) {
+		if !dirty[w] && runnable(b) {
 			s.dispatch(w)
 		}
 	}
@@ -76,6 +70,24 @@ func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Tim
 		s.m.decisions.WithLabelValues(trigger).Inc()
 		s.log.Debug("planned", "trigger", trigger, "actions", n, "took", time.Since(start))
 	}
+}
+
+// askWhenSaved hands new holds to the gate's asker once the books holding them are durable, so
+// nobody is asked about a hold a new leader would not find; s.mu is held.
+func (s *Service) askWhenSaved(ctx context.Context, holds []Hold) {
+	if _, ok := s.o.Gate.(Asker); !ok || len(holds) == 0 {
+		return
+	}
+	go func() {
+		for _, h := range holds {
+			for _, w := range h.Workloads() {
+				if s.flush(ctx, w) != nil {
+					return // not leading any more: the next leader asks
+				}
+			}
+		}
+		s.ask(ctx, holds)
+	}()
 }
 
 // setPlanner keeps pl, planned from the books' replicas reps, to answer the next reclaims; s.mu
@@ -116,59 +128,6 @@ func (s *Service) update() placement.Update {
 	return u
 }
 
-// saveAll writes the changed books (s.mu held) and queues each for its worker once written. Books
-// answering a reclaim go first: a reclaim on a crowded offer re-plans every workload running
-// there, and the replacement should be first in its worker's queue. A failed write ends this
-// arbiter's lead: its copy of the books can no longer be trusted, and the next lease tick reloads
-// them.
-func (s *Service) saveAll(ctx context.Context, dirty map[string]bool) bool {
-	order := sortedKeys(dirty)
-	urgent := func(w string) bool {
-		return slices.ContainsFunc(s.books[w].Actions, func(r Record) bool { return !r.Received.IsZero() })
-	}
-	slices.SortStableFunc(order, func(a, b string) int {
-		ua, ub := urgent(a), urgent(b)
-		switch {
-		case ua && !ub:
-			return -1
-		case ub && !ua:
-			return 1
-		}
-		return 0
-	})
-	for _, w := range order {
-		b := s.books[w]
-		if err := s.save(ctx, b); err != nil {
-			return false
-		}
-		if slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Stage != StageAwaiting }) {
-			s.dispatch(w)
-		}
-	}
-	return true
-}
-
-// save writes one book under the current epoch; s.mu is held.
-func (s *Service) save(ctx context.Context, b *Book) error {
-	if s.dead {
-		return errKilled
-	}
-	epoch, ok := s.lease.valid()
-	if !ok {
-		s.leading, s.books, s.planner = false, nil, nil
-		s.m.leader.Set(0)
-		return ErrDeposed
-	}
-	b.Epoch = epoch
-	if err := s.store.save(ctx, b); err != nil {
-		s.log.Error("could not record placement; stepping down to reload", "workload", b.Workload, "err", err)
-		s.leading, s.books, s.planner = false, nil, nil
-		s.m.leader.Set(0)
-		return err
-	}
-	return nil
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -187,15 +146,14 @@ func (s *Service) snapshot(now time.Time, caps []placement.Budget) placement.Sna
 		snap.Locations = append(snap.Locations, placement.Location{ID: l.Name, Provider: l.Provider, Region: l.Region,
 			Zone: firstOr(l.Zones, l.Name), Residency: l.Residency, EgressPerGB: l.EgressPerGB, Capacity: l.Capacity})
 	}
+	snap.Offers = s.mk.offers.all()
 	s.mk.mu.Lock()
 	defer s.mk.mu.Unlock()
-	snap.Offers = make([]placement.Offer, 0, len(s.mk.offers))
-	for _, id := range sortedKeys(s.mk.offers) {
-		o := *s.mk.offers[id]
+	for i := range snap.Offers {
+		id := snap.Offers[i].ID
 		s.mk.history[id] = forget(s.mk.history[id], now)
 		// A copy: the plan may be computed after the lock is released, while reclaims add more.
-		o.History = slices.Clone(s.mk.history[id])
-		snap.Offers = append(snap.Offers, o)
+		snap.Offers[i].History = slices.Clone(s.mk.history[id])
 	}
 	for i := range cfg.Workloads {
 		w := &cfg.Workloads[i]
@@ -261,13 +219,7 @@ func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, 
 		NeedsApproval: a.NeedsApproval, CostPerHour: a.CostPerHour, At: now}
 	switch a.Kind {
 	case placement.ActionLaunch:
-		s.mk.mu.Lock()
-		o, ok := s.mk.offers[a.Offer]
-		var off placement.Offer
-		if ok {
-			off = *o
-		}
-		s.mk.mu.Unlock()
+		off, ok := s.mk.offers.get(a.Offer)
 		if !ok {
 			return rec, false
 		}

@@ -23,7 +23,7 @@ func (s *Service) reportLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if s.Leading() && !s.killed() {
+			if s.Leading() {
 				s.report(ctx, rep)
 			}
 		}
@@ -75,15 +75,13 @@ type offerPrice struct {
 }
 
 func (s *Service) prices() map[string]offerPrice {
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
-	out := make(map[string]offerPrice, len(s.mk.offers))
-	for id, o := range s.mk.offers {
+	out := map[string]offerPrice{}
+	for _, o := range s.mk.offers.all() {
 		p := offerPrice{model: o.GPUModel, gpus: o.GPUCount, price: o.PricePerHour}
 		if l, ok := s.o.Config.Location(o.Location); ok {
 			p.provider = l.Provider
 		}
-		out[id] = p
+		out[o.ID] = p
 	}
 	return out
 }

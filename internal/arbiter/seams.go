@@ -63,7 +63,8 @@ type Gate interface {
 
 // Asker is a Gate that asks people about its holds. The arbiter calls Ask once a hold is recorded,
 // and for every hold in the books when it takes the lead, so a question outlives the arbiter that
-// asked it. Ask must not block (the arbiter holds its lock) and asks each hold id once.
+// asked it. Ask must not block (it may be called with the books' lock held) and asks each hold id
+// once.
 type Asker interface {
 	Ask(ctx context.Context, h Hold)
 }

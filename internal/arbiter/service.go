@@ -36,6 +36,7 @@ type Options struct {
 	Gate     Gate                  // default: NoGate
 	Caps     Caps                  // default: NoCaps
 	Policy   placement.Policy
+	Books    BookStore // default: the placement bucket (KVBooks)
 
 	// Identity names this arbiter in the lease (default hostname-pid). An arbiter restarted under
 	// the same identity takes its own unexpired lease back at once.
@@ -91,17 +92,23 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Service is one arbiter.
+// Service is one arbiter. Its parts keep their own state and locks, so that the path from a
+// reclaim notice to its actuator call never waits for a full pass, a KV write or the price fold:
+//   - the market view (market: offers without a lock, telemetry, and the rest under its own mu),
+//     folded by every arbiter;
+//   - leadership: the lease (its own lock) and isLeader, read without any lock;
+//   - the books (mu, held only for work in memory), written by flush and the saver outside mu,
+//     one slot per book;
+//   - execution: the workers' queues, one workload at a time each;
+//   - planning: planMu lets one full pass run at a time, planning without mu.
 type Service struct {
-	o   Options
-	log *slog.Logger
-	m   *metrics
-	mk  *market
-	pub *bus.Publisher
-
-	placementKV jetstream.KeyValue
-	store       books
-	lease       *lease
+	o     Options
+	log   *slog.Logger
+	m     *metrics
+	mk    *market
+	pub   *bus.Publisher
+	store BookStore
+	lease *lease
 
 	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce. fullReq asks
 	// planLoop for a full pass, with its trigger: full passes run there, so that the loop answers
@@ -115,15 +122,18 @@ type Service struct {
 	// fresh arbiter never acts on half a market.
 	behind atomic.Int32
 	// inputs are the followed subjects, set by follow before any message is folded.
-	inputs []*input
+	inputs   []*input
+	isLeader atomic.Bool
+	work     []chan string // per worker: workloads with actions to run
+	saveReq  chan struct{} // wakes the saver
+	slots    sync.Map      // workload → *sync.Mutex: one write of its book at a time
 
-	mu      sync.Mutex // guards the books while leading
+	mu      sync.Mutex // guards the books while leading; never held across I/O
 	books   map[string]*Book
+	unsaved map[string]bool // touched books the saver has not taken yet
 	leading bool
-	lead    uint64        // counts the times this arbiter took the lead, so a plan knows its books
-	dead    bool          // a test killed this arbiter: it writes nothing more
-	work    []chan string // per worker: workloads with actions to run
-	// planner is the last full plan's planner, kept to answer reclaims quickly; known is what it
+	lead    uint64 // counts the times this arbiter took the lead, so a plan knows its books
+	// planner is the last full pass's planner, kept to answer reclaims quickly; known is what it
 	// knows of the books' replicas, and newObs the reclaims it has not been told of.
 	planner *placement.Planner
 	known   map[string]placement.Replica
@@ -133,15 +143,6 @@ type Service struct {
 	// truth is which report last observed each group; reportSeq numbers the reports.
 	truth     truth
 	reportSeq atomic.Uint64
-	// hooks lets tests stop the arbiter at exact points of an action's life.
-	hooks hooks
-}
-
-type hooks struct {
-	beforeCall func(Record) error // after "calling" is recorded, before the actuator
-	afterCall  func(Record) error // after the actuator, before "applied" is recorded
-	// planned runs when a full pass has planned without the lock, before it applies the plan.
-	planned atomic.Pointer[func()]
 }
 
 // New builds a service; Run starts it.
@@ -157,10 +158,14 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening KV bucket %s: %w", bus.BucketLeases, err)
 	}
+	store := o.Books
+	if store == nil {
+		store = KVBooks{pkv}
+	}
 	s := &Service{o: o, log: o.Log.With("arbiter", o.Identity), m: newMetrics(o.Registry), mk: newMarket(o.Config),
-		pub: bus.NewPublisher(o.JS), placementKV: pkv, store: books{pkv},
-		lease:  newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
-		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1), truth: newTruth()}
+		pub: bus.NewPublisher(o.JS), store: store, lease: newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
+		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
+		saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth()}
 	return s, nil
 }
 
@@ -180,23 +185,15 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { s.reportLoop(ctx) })
 	wg.Go(func() { s.planLoop(ctx) })
+	wg.Go(func() { s.saveLoop(ctx) })
 	err := s.loop(ctx)
 	cancel()
 	wg.Wait()
 	s.stepDown()
-	if !s.killed() {
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		s.lease.release(rctx)
-		rcancel()
-	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	s.lease.release(rctx)
+	rcancel()
 	return err
-}
-
-// killed is set by tests that simulate a crash: nothing more is written.
-func (s *Service) killed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dead
 }
 
 // loop keeps the lease and plans: at once after a reclaim, after the debounce following other
@@ -259,9 +256,6 @@ func signal(ch chan struct{}) {
 
 // keepLease renews or acquires the lease, and steps up or down accordingly.
 func (s *Service) keepLease(ctx context.Context) {
-	if s.killed() {
-		return
-	}
 	held := s.lease.tick(ctx)
 	s.mu.Lock()
 	was := s.leading
@@ -281,17 +275,21 @@ func (s *Service) keepLease(ctx context.Context) {
 // stepUp loads every book, resumes the actions left in flight and asks again about the actions
 // held for approval.
 func (s *Service) stepUp(ctx context.Context) error {
-	bs, err := s.store.load(ctx)
+	bs, err := s.store.Load(ctx)
 	if err != nil {
 		return err
 	}
+	for _, b := range bs {
+		b.ver, b.saved = 0, 0 // as read: durable
+	}
 	s.mu.Lock()
-	s.books, s.leading, s.planner = bs, true, nil
+	s.books, s.planner = bs, nil
+	clear(s.unsaved)
+	s.setLeading(true)
 	s.lead++
 	holds := s.holds()
 	s.ask(ctx, holds) // questions asked by an earlier leader: resumed with their deadlines
 	s.mu.Unlock()
-	s.m.leader.Set(1)
 	epoch, _ := s.lease.valid()
 	s.log.Info("leading", "epoch", epoch, "workloads", len(bs), "approvals_pending", len(holds))
 	if rep, ok := s.o.Actuator.(actuate.Reporter); ok {
@@ -308,15 +306,12 @@ func (s *Service) stepUp(ctx context.Context) error {
 
 func (s *Service) stepDown() {
 	s.mu.Lock()
-	s.leading, s.books, s.planner = false, nil, nil
+	s.depose()
 	s.mu.Unlock()
-	s.m.leader.Set(0)
 }
 
-// Leading reports whether this arbiter holds the lease now.
+// Leading reports whether this arbiter holds the lease now. It takes no lock of the books.
 func (s *Service) Leading() bool {
 	_, ok := s.lease.valid()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ok && s.leading
+	return ok && s.isLeader.Load()
 }

@@ -45,6 +45,7 @@ func (s *Service) Step(ctx context.Context) {
 		for s.step(ctx, w) {
 		}
 	}
+	s.saveAll(ctx) // what the round changed is durable before the next
 }
 
 // AwaitNotices waits until the reclaim notices with the given ids are folded into the market.

@@ -1,0 +1,135 @@
+package arbiter_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// twoWorkloads is fleetYAML with a second workload, on on-demand A100s in zone b only, so that
+// a reclaim in zone a never falls on it.
+const twoWorkloads = fleetYAML + `  - name: batch
+    gpu: {models: [A100-80GB], count: 1}
+    replicas: {min: 1, max: 1}
+    markets: [on_demand]
+    weights_gb: 20
+    cold_start: 30s
+`
+
+// slowBooks is the placement bucket with writes that can be held: once hold(w) is called, each
+// write of w's book waits until release.
+type slowBooks struct {
+	arbiter.KVBooks
+	mu      sync.Mutex
+	held    map[string]chan struct{}
+	waiting chan string
+}
+
+func (s *slowBooks) Save(ctx context.Context, b *arbiter.Book) error {
+	s.mu.Lock()
+	gate := s.held[b.Workload]
+	s.mu.Unlock()
+	if gate != nil {
+		select {
+		case s.waiting <- b.Workload:
+		default:
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.KVBooks.Save(ctx, b)
+}
+
+func (s *slowBooks) hold(w string) {
+	s.mu.Lock()
+	s.held[w] = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *slowBooks) release(w string) {
+	s.mu.Lock()
+	if g := s.held[w]; g != nil {
+		close(g)
+		delete(s.held, w)
+	}
+	s.mu.Unlock()
+}
+
+// A reclaim's replacement reaches the actuator while a full pass is in progress (it has taken
+// the books and waits for a slow budget store) and while another workload's book is being
+// written to a slow placement bucket: the path from a notice to its actuator call holds nothing
+// either of them holds.
+func TestReclaimIsAnsweredDuringAFullPassAndASlowWrite(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, twoWorkloads)
+	kv, err := h.env.JS.KeyValue(ctx, bus.BucketPlacement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &slowBooks{KVBooks: arbiter.KVBooks{KV: kv}, held: map[string]chan struct{}{}, waiting: make(chan string, 16)}
+	caps := newHeldCaps()
+	r := place(ctx, t, h, func() *running {
+		return h.start("a1", func(o *arbiter.Options) { o.Books, o.Caps = store, caps })
+	})
+
+	// batch is placed now and launches; its replica becomes ready in the next settle, whose write
+	// of its book is held.
+	id := h.priceOf("us-east-1b", "p4d.24xlarge", "A100-80GB", events.OnDemand, 4.0)
+	eventually(t, "the A100 price is folded", func() bool { return r.KnowsPrice(id, 4.0) })
+	h.settle(ctx, r)
+	h.clock.Advance(31 * time.Second)
+	r.Report(ctx)
+	store.hold("batch")
+	defer store.release("batch")
+	caps.hold()
+	defer caps.release()
+	passed := make(chan struct{})
+	go func() { r.Pass(ctx); close(passed) }()
+	select {
+	case <-caps.held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the full pass never began")
+	}
+	select {
+	case <-store.waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no write of batch's book began")
+	}
+
+	notice, ok := h.sim.Reclaim("a", 2*time.Minute)
+	if !ok {
+		t.Fatal("no spot instance to reclaim in zone a")
+	}
+	before := len(h.sim.Calls())
+	if err := h.pub.Publish(ctx, notice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the replacement reaches the actuator while the full pass and the write wait", func() bool {
+		return slices.ContainsFunc(h.sim.Calls()[before:], isReplacement)
+	})
+
+	store.release("batch")
+	caps.release()
+	select {
+	case <-passed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the full pass never ended")
+	}
+	for range 5 {
+		h.clock.Advance(30 * time.Second)
+		h.settle(ctx, r)
+	}
+	if n := ready(h); n != 3 {
+		t.Errorf("%d replicas ready after the reclaim settled, want 3 (svc's two and batch's one)", n)
+	}
+	h.onlyOnce(t)
+}
