@@ -136,7 +136,7 @@ func flush(ctx context.Context, pub *bus.Publisher, nc *nats.Conn) error {
 
 // parts builds every configured part. It does no network I/O besides loading cloud credential
 // configuration; a part that cannot be built stops the start.
-func (c Config) parts(ctx context.Context, pub collect.Publisher, log *slog.Logger, reg prometheus.Registerer, d runDeps) ([]part, error) {
+func (c Config) parts(ctx context.Context, pub *bus.Publisher, log *slog.Logger, reg prometheus.Registerer, d runDeps) ([]part, error) {
 	var parts []part
 	if c.Prices != nil && len(c.Prices.Sources) > 0 {
 		jobs, err := c.Prices.Jobs(ctx)

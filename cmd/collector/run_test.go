@@ -77,14 +77,16 @@ type seen struct {
 }
 
 func (s *seen) add(m *nats.Msg) {
-	e, err := events.Decode(m.Data)
+	evs, err := events.DecodeAll(m.Data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
 		s.bad = append(s.bad, fmt.Errorf("%s: %w", m.Subject, err))
 		return
 	}
-	s.byType[e.EventType()] = append(s.byType[e.EventType()], e)
+	for _, e := range evs {
+		s.byType[e.EventType()] = append(s.byType[e.EventType()], e)
+	}
 }
 
 func (s *seen) count(t events.Type) int {

@@ -8,7 +8,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/events/eventstest"
 )
 
-// FuzzTracker feeds whatever decodes from the bus to a tracker that already holds a fleet, a
+// FuzzTracker feeds whatever decodes from the bus (an event or a batch's) to a tracker that already holds a fleet, a
 // notice and sources: no event, however odd its fields, may make it panic.
 func FuzzTracker(f *testing.F) {
 	for i, e := range eventstest.Samples(t0, 1) {
@@ -20,7 +20,7 @@ func FuzzTracker(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"action.updated","version":"1.0","id":"x","at":"2026-11-30T09:00:00Z"}`), int64(0))
 	f.Fuzz(func(t *testing.T, data []byte, later int64) {
-		e, err := events.Decode(data)
+		evs, err := events.DecodeAll(data)
 		if err != nil {
 			return
 		}
@@ -28,8 +28,9 @@ func FuzzTracker(f *testing.F) {
 		for _, s := range append(before(), ev(reclaim("i-1", 0, 2*time.Minute)), ev(gpu(use1, 0)), ev(price("aws-spot", "aws", 0))) {
 			tr.Observe(s.e)
 		}
-		tr.Observe(e)
-		tr.Observe(e)
+		for _, e := range append(evs, evs...) {
+			tr.Observe(e)
+		}
 		tr.Tick(t0.Add(time.Duration(later)))
 		tr.Tick(t0.Add(48 * time.Hour))
 	})

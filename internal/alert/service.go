@@ -193,16 +193,20 @@ func (s *Service) consume(ctx context.Context, in input) (<-chan struct{}, error
 	return caught, nil
 }
 
-// handle folds one message. One that does not decode is skipped: the recorder's durable consumer
-// dead-letters it, and an alert is no reason to stop.
+// handle folds one message: one event, or each event of a batch in order. One that does not
+// decode is skipped: the recorder's durable consumer dead-letters it, and an alert is no reason
+// to stop.
 func (s *Service) handle(subject string, data []byte, backlog bool) {
-	e, err := events.Decode(data)
+	evs, err := events.DecodeAll(data)
 	if err != nil {
 		s.log.Warn("skipping an event that does not decode", "subject", subject, "err", err)
 		return
 	}
+	var alerts []slack.Alert
 	s.mu.Lock()
-	alerts := s.tr.Observe(e)
+	for _, e := range evs {
+		alerts = append(alerts, s.tr.Observe(e)...)
+	}
 	s.mu.Unlock()
 	for _, a := range alerts {
 		if backlog {

@@ -240,3 +240,22 @@ func TestServiceRunFailsWithoutTheStreams(t *testing.T) {
 		t.Errorf("run = %v (context: %v), want an error naming the stream, at once", err, ctx.Err())
 	}
 }
+
+func TestServiceFoldsEveryEventOfABatch(t *testing.T) {
+	r := newRig(t)
+	s := r.start(true)
+	other := gpu(use1, time.Minute).(*events.GPUSample)
+	other.UUID = "GPU-2"
+	catalog := price("aws-spot", "aws", 0).(*events.PriceObserved)
+	second := *catalog
+	second.InstanceType, second.ID = "p4d.24xlarge", ""
+	for _, batch := range [][]events.Event{{gpu(use1, 0), other}, {catalog, &second}} {
+		if err := r.pub.PublishBatch(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.until("both sources, GPUs up to the batch's last sample", s, func(tr *Tracker) bool {
+		gpus, ok := tr.sources["GPU samples from "+use1]
+		return len(tr.sources) == 2 && ok && gpus.last.Equal(at(time.Minute))
+	})
+}

@@ -22,9 +22,10 @@ type Source interface {
 	Fetch(ctx context.Context, at time.Time) (pricing.Catalog, error)
 }
 
-// Publisher is where price events go (internal/bus.Publisher in production).
+// Publisher is where price events go, a run's changes together in batch messages (one per
+// provider and region, see events.DecodeAll). internal/bus.Publisher in production.
 type Publisher interface {
-	Publish(ctx context.Context, e events.Event) error
+	PublishBatch(ctx context.Context, evs []events.Event) error
 }
 
 // The behaviours the collector reads from a source's error, when it has them
@@ -163,36 +164,43 @@ func (c *Collector) checkNotEmpty(name string, cat pricing.Catalog) error {
 }
 
 // publish sends an event for every offer whose price differs from the last one published
-// (every offer on a snapshot). An offer is remembered as published only once it is, so a
-// failure part-way is repaired by the next run.
+// (every offer on a snapshot), all in one PublishBatch. The offers are remembered as published
+// only once the batch is, so a failure is repaired by the next run.
 func (c *Collector) publish(ctx context.Context, name string, cat pricing.Catalog, snapshot bool) (int, error) {
 	c.mu.Lock()
 	prev := c.stateOf(name).published
 	c.mu.Unlock()
 	seen := make(map[string]bool, len(cat.Offers))
-	n := 0
+	var changed []pricing.Offer
+	var evs []events.Event
 	for _, o := range cat.Offers {
 		k := o.Key()
 		seen[k] = true
 		if old, ok := prev[k]; ok && !snapshot && old.PricePerHour == o.PricePerHour {
 			continue
 		}
-		if err := c.pub.Publish(ctx, Event(o)); err != nil {
-			return n, fmt.Errorf("publishing %s: %w", k, err)
+		e := Event(o)
+		if err := events.Validate(events.Stamp(e)); err != nil {
+			return 0, fmt.Errorf("publishing %s: %w", k, err)
 		}
-		c.mu.Lock()
-		prev[k] = o
-		c.mu.Unlock()
-		n++
+		changed, evs = append(changed, o), append(evs, e)
+	}
+	if len(evs) > 0 {
+		if err := c.pub.PublishBatch(ctx, evs); err != nil {
+			return 0, fmt.Errorf("publishing %d prices: %w", len(evs), err)
+		}
 	}
 	c.mu.Lock()
+	for _, o := range changed {
+		prev[o.Key()] = o
+	}
 	for k := range prev {
 		if !seen[k] {
 			delete(prev, k) // gone from the catalog: a return is a change
 		}
 	}
 	c.mu.Unlock()
-	return n, nil
+	return len(evs), nil
 }
 
 // failed records a failed run: it counts toward staleness and the error metric, and is logged.

@@ -46,17 +46,41 @@ func catalogCopy(t *testing.T, n int) string {
 	return path
 }
 
-func marketMsgs(t *testing.T, js jetstream.JetStream) uint64 {
+// marketEvents counts the price events MARKET holds, a batch message counting its events.
+func marketEvents(t *testing.T, js jetstream.JetStream) uint64 {
 	t.Helper()
-	s, err := js.Stream(context.Background(), bus.Market)
+	n := uint64(0)
+	for _, m := range marketMessages(t, js) {
+		evs, err := events.DecodeAll(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += uint64(len(evs))
+	}
+	return n
+}
+
+// marketMessages returns the payloads MARKET holds, in order.
+func marketMessages(t *testing.T, js jetstream.JetStream) [][]byte {
+	t.Helper()
+	ctx := context.Background()
+	s, err := js.Stream(ctx, bus.Market)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := s.Info(context.Background())
+	info, err := s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info.State.Msgs
+	var out [][]byte
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.Data)
+	}
+	return out
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -77,13 +101,13 @@ func TestCollectorPublishesChangesToJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat, _ := c.Catalog(src.Name())
-	if first == 0 || first != len(cat.Offers) || marketMsgs(t, env.JS) != uint64(first) {
-		t.Fatalf("first run published %d, catalog has %d offers, stream holds %d", first, len(cat.Offers), marketMsgs(t, env.JS))
+	if first == 0 || first != len(cat.Offers) || marketEvents(t, env.JS) != uint64(first) {
+		t.Fatalf("first run published %d, catalog has %d offers, stream holds %d", first, len(cat.Offers), marketEvents(t, env.JS))
 	}
 
 	second, err := c.RunOnce(ctx, job, t0.Add(10*time.Minute), false)
-	if err != nil || second != 0 || marketMsgs(t, env.JS) != uint64(first) {
-		t.Fatalf("identical run published %d (err %v), stream holds %d; want nothing new", second, err, marketMsgs(t, env.JS))
+	if err != nil || second != 0 || marketEvents(t, env.JS) != uint64(first) {
+		t.Fatalf("identical run published %d (err %v), stream holds %d; want nothing new", second, err, marketEvents(t, env.JS))
 	}
 
 	// g4dn.xlarge in ap-northeast-1 (first data row) goes from 0.71 to 0.75 on demand.
@@ -96,8 +120,8 @@ func TestCollectorPublishesChangesToJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	third, err := c.RunOnce(ctx, job, t0.Add(20*time.Minute), false)
-	if err != nil || third != 1 || marketMsgs(t, env.JS) != uint64(first+1) {
-		t.Fatalf("price change published %d (err %v), stream holds %d; want exactly 1 more", third, err, marketMsgs(t, env.JS))
+	if err != nil || third != 1 || marketEvents(t, env.JS) != uint64(first+1) {
+		t.Fatalf("price change published %d (err %v), stream holds %d; want exactly 1 more", third, err, marketEvents(t, env.JS))
 	}
 	last := lastPrice(t, env.JS)
 	if last.InstanceType != "g4dn.xlarge" || last.USDPerHour != 0.75 || last.GPUModel != "T4" ||
@@ -122,13 +146,13 @@ func lastPrice(t *testing.T, js jetstream.JetStream) *events.PriceObserved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := events.Decode(msg.Data)
+	evs, err := events.DecodeAll(msg.Data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ok := e.(*events.PriceObserved)
+	p, ok := evs[len(evs)-1].(*events.PriceObserved)
 	if !ok {
-		t.Fatalf("last message is %T", e)
+		t.Fatalf("last event is %T", evs[len(evs)-1])
 	}
 	return p
 }
@@ -146,12 +170,12 @@ func TestSnapshotRepublishAndDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := c.RunOnce(ctx, job, t0, true)
-	if err != nil || again != n || marketMsgs(t, env.JS) != uint64(n) {
-		t.Fatalf("same-time snapshot sent %d (err %v), stream holds %d; want %d sent and deduplicated", again, err, marketMsgs(t, env.JS), n)
+	if err != nil || again != n || marketEvents(t, env.JS) != uint64(n) {
+		t.Fatalf("same-time snapshot sent %d (err %v), stream holds %d; want %d sent and deduplicated", again, err, marketEvents(t, env.JS), n)
 	}
 	later, err := c.RunOnce(ctx, job, t0.Add(6*time.Hour), true)
-	if err != nil || later != n || marketMsgs(t, env.JS) != uint64(2*n) {
-		t.Fatalf("later snapshot sent %d, stream holds %d; want %d more", later, marketMsgs(t, env.JS), n)
+	if err != nil || later != n || marketEvents(t, env.JS) != uint64(2*n) {
+		t.Fatalf("later snapshot sent %d, stream holds %d; want %d more", later, marketEvents(t, env.JS), n)
 	}
 }
 
@@ -181,8 +205,8 @@ func TestFailedRunsKeepLastGoodAndGoStale(t *testing.T) {
 		}
 	}
 	cat, ok := c.Catalog(src.Name())
-	if !ok || len(cat.Offers) != n || marketMsgs(t, env.JS) != uint64(n) {
-		t.Errorf("last good catalog has %d offers (kept %v), stream %d; want %d and nothing new", len(cat.Offers), ok, marketMsgs(t, env.JS), n)
+	if !ok || len(cat.Offers) != n || marketEvents(t, env.JS) != uint64(n) {
+		t.Errorf("last good catalog has %d offers (kept %v), stream %d; want %d and nothing new", len(cat.Offers), ok, marketEvents(t, env.JS), n)
 	}
 	if got := testutil.ToFloat64(c.metrics.stale.WithLabelValues(src.Name())); got != 1 {
 		t.Errorf("stale metric = %v, want 1", got)

@@ -94,9 +94,9 @@ func TestBadAnswerKeepsLastGoodCatalog(t *testing.T) {
 				t.Errorf("error %v does not say the source answered with no offers", err)
 			}
 			cat, ok := c.Catalog(src.Name())
-			if !ok || len(cat.Offers) != n || marketMsgs(t, env.JS) != uint64(n) {
+			if !ok || len(cat.Offers) != n || marketEvents(t, env.JS) != uint64(n) {
 				t.Errorf("catalog has %d offers (kept %v), stream %d; want the last good %d and nothing new",
-					len(cat.Offers), ok, marketMsgs(t, env.JS), n)
+					len(cat.Offers), ok, marketEvents(t, env.JS), n)
 			}
 			if got := testutil.ToFloat64(c.metrics.errors.WithLabelValues(src.Name(), tt.wantKind)); got != 2 {
 				t.Errorf("%s errors = %v, want 2", tt.wantKind, got)

@@ -24,9 +24,10 @@ var ErrUnavailable = errors.New("nvml unavailable")
 // BuildHint says how to build a collector that reads GPUs, for errors and warnings.
 const BuildHint = `build the collector with NVML: CGO_ENABLED=1 go build -tags nvml ./cmd/collector (or make build)`
 
-// Publisher sends one event to the bus. The JetStream publisher in internal/bus satisfies it.
+// Publisher sends a node's sweep to the bus as one batch. The JetStream publisher in
+// internal/bus satisfies it.
 type Publisher interface {
-	Publish(ctx context.Context, e events.Event) error
+	PublishBatch(ctx context.Context, evs []events.Event) error
 }
 
 // Stat is one GPU's reading. A metric the GPU does not support (power on some boards,
@@ -84,7 +85,8 @@ type Deps struct {
 	Open func() (Reader, error)
 }
 
-// Collector samples the GPUs every interval and publishes one gpu.sample per GPU.
+// Collector samples the GPUs every interval and publishes one gpu.sample per GPU, the node's
+// samples of one sweep together in one batch message.
 type Collector struct {
 	cfg Config
 	d   Deps
@@ -152,26 +154,30 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 }
 
-// Collect reads every GPU once and publishes what it read, all stamped with one sample time.
-// It returns how many samples it published.
+// Collect reads every GPU once and publishes what it read as one batch (a batch message on the
+// node's subject, see events.DecodeAll), all stamped with one sample time. A sample that is
+// invalid is left out and its error returned with the others. It returns how many samples it
+// published.
 func (c *Collector) Collect(ctx context.Context, r Reader) (int, error) {
 	at := c.d.Now().UTC()
 	stats, readErr := r.Read(ctx)
-	n := 0
-	var errs []error
+	errs := []error{readErr}
+	sweep := make([]events.Event, 0, len(stats))
 	for _, s := range stats {
 		e := c.sample(s, at)
 		if err := events.Validate(events.Stamp(e)); err != nil {
 			errs = append(errs, fmt.Errorf("gpu %d (%s): %w", s.Index, s.UUID, err))
 			continue
 		}
-		if err := c.d.Publisher.Publish(ctx, e); err != nil {
-			errs = append(errs, fmt.Errorf("publishing gpu %d sample: %w", s.Index, err))
-			continue
-		}
-		n++
+		sweep = append(sweep, e)
 	}
-	return n, errors.Join(append([]error{readErr}, errs...)...)
+	if len(sweep) == 0 {
+		return 0, errors.Join(errs...)
+	}
+	if err := c.d.Publisher.PublishBatch(ctx, sweep); err != nil {
+		return 0, errors.Join(append(errs, fmt.Errorf("publishing the samples of %d gpus: %w", len(sweep), err))...)
+	}
+	return len(sweep), errors.Join(errs...)
 }
 
 func (c *Collector) sample(s Stat, at time.Time) *events.GPUSample {

@@ -179,3 +179,18 @@ func TestModel(t *testing.T) {
 		})
 	}
 }
+
+func TestCollectReportsAFailedPublishOfTheSweep(t *testing.T) {
+	pub := &recorder{}
+	pub.SetFail(errors.New("nats: timeout"))
+	c, err := New(Config{Location: "aws-use1", Node: "node-1"}, Deps{Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := h100
+	second.Index, second.UUID = 1, "GPU-2"
+	n, err := c.Collect(context.Background(), &fakeReader{stats: []Stat{h100, second}})
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "publishing the samples of 2 gpus: nats: timeout") {
+		t.Fatalf("Collect() = %d, %v; want nothing published and the publish error", n, err)
+	}
+}

@@ -32,26 +32,28 @@ func TestCollectorPublishesTheMockedDGXH100ToJetStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The sweep is one batch message holding all eight samples.
+	m, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := events.DecodeAll(m.Data())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []*events.GPUSample
-	for deadline := time.Now().Add(10 * time.Second); len(got) < 8 && time.Now().Before(deadline); {
-		batch, err := cons.Fetch(8-len(got), jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for m := range batch.Messages() {
-			e, err := events.Decode(m.Data())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, e.(*events.GPUSample))
-		}
+	for _, e := range evs {
+		got = append(got, e.(*events.GPUSample))
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 8 {
-		t.Fatalf("JetStream holds %d samples, want 8", len(got))
+		t.Fatalf("the first message holds %d samples, want the sweep's 8", len(got))
+	}
+	if n := streamMsgs(t, env); n != 1 {
+		t.Errorf("TELEMETRY holds %d messages, want the sweep as one", n)
 	}
 	uuids := map[string]bool{}
 	for _, s := range got {
@@ -64,4 +66,17 @@ func TestCollectorPublishesTheMockedDGXH100ToJetStream(t *testing.T) {
 	if len(uuids) != 8 {
 		t.Errorf("%d distinct GPUs, want 8", len(uuids))
 	}
+}
+
+func streamMsgs(t *testing.T, env *bustest.Env) uint64 {
+	t.Helper()
+	s, err := env.JS.Stream(context.Background(), bus.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }

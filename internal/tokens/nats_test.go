@@ -2,6 +2,8 @@ package tokens
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,15 +67,55 @@ func stored(t *testing.T, env *bustest.Env, n int) []*events.TokensSample {
 			t.Fatal(err)
 		}
 		for m := range batch.Messages() {
-			e, err := events.Decode(m.Data())
+			evs, err := events.DecodeAll(m.Data())
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, e.(*events.TokensSample))
+			for _, e := range evs {
+				out = append(out, e.(*events.TokensSample))
+			}
 		}
 	}
 	if len(out) != n {
 		t.Fatalf("JetStream holds %d token samples, want %d", len(out), n)
 	}
 	return out
+}
+
+func TestARoundOfManyTargetsGoesOutAsOneBatch(t *testing.T) {
+	env := bustest.Start(t)
+	var targets []Target
+	for i := range 3 {
+		_, srv := newFakeServer(t, page(100*(i+1), 10, i))
+		targets = append(targets, Target{URL: srv.URL + "/metrics", Server: VLLM, Location: "aws-use1",
+			Workload: "llama-8b", Replica: fmt.Sprintf("llama-8b-%d", i)})
+	}
+	s := newScraper(t, bus.NewPublisher(env.JS), time.Date(2026, 9, 13, 12, 0, 0, 0, time.UTC), targets...)
+	sent, err := s.round(context.Background(), []int{0, 1, 2})
+	if err != nil || len(sent) != 3 {
+		t.Fatalf("round() = %d samples, %v; want 3", len(sent), err)
+	}
+	st, err := env.JS.Stream(context.Background(), bus.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.CachedInfo().State.Msgs; n != 1 {
+		t.Fatalf("TELEMETRY holds %d messages, want the round as one batch", n)
+	}
+	m, err := st.GetMsg(context.Background(), st.CachedInfo().State.FirstSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := events.DecodeAll(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range got {
+		if !reflect.DeepEqual(e, events.Event(sent[i])) {
+			t.Errorf("event %d = %+v, want %+v", i, e, sent[i])
+		}
+	}
+	if len(got) != len(sent) {
+		t.Errorf("the batch holds %d events, want %d", len(got), len(sent))
+	}
 }

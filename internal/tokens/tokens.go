@@ -23,9 +23,10 @@ import (
 	"github.com/bursar-dev/bursar/internal/redact"
 )
 
-// Publisher sends one event to the bus. The JetStream publisher in internal/bus satisfies it.
+// Publisher sends a round's samples to the bus together, as batch messages (one per location
+// and workload). The JetStream publisher in internal/bus satisfies it.
 type Publisher interface {
-	Publish(ctx context.Context, e events.Event) error
+	PublishBatch(ctx context.Context, evs []events.Event) error
 }
 
 // Target is one replica's metrics endpoint.
@@ -91,7 +92,8 @@ type Deps struct {
 	HTTP      *http.Client     // nil: a plain client; every scrape has its own deadline
 }
 
-// Scraper scrapes every target on an interval and publishes one tokens.sample per scrape.
+// Scraper scrapes every target on an interval and publishes one tokens.sample per target, a
+// round's samples together.
 type Scraper struct {
 	cfg Config
 	d   Deps
@@ -136,56 +138,92 @@ func cmpOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Run scrapes each target on its own ticker until ctx is cancelled, so a slow replica never
-// delays the others. A failed scrape is logged and retried on the next tick.
+// Run scrapes every target once per interval until ctx is cancelled, all targets of a round at
+// once and each within the timeout, so a slow replica never delays the others' scrape, and
+// delays the round's publish by at most the timeout. A failed scrape is logged and retried on
+// the next round.
 func (s *Scraper) Run(ctx context.Context) error {
 	s.d.Logger.Info("token scraper started", "targets", len(s.cfg.Targets), "interval", s.cfg.Interval)
-	var wg sync.WaitGroup
-	for i := range s.cfg.Targets {
-		wg.Go(func() {
-			t := time.NewTicker(s.cfg.Interval)
-			defer t.Stop()
-			for {
-				if _, err := s.Scrape(ctx, i); err != nil && ctx.Err() == nil {
-					s.d.Logger.Warn("token scrape failed", "target", redact.URL(s.cfg.Targets[i].URL), "err", err)
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-				}
-			}
-		})
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	all := make([]int, len(s.cfg.Targets))
+	for i := range all {
+		all[i] = i
 	}
-	wg.Wait()
-	return nil
+	for {
+		if _, err := s.round(ctx, all); err != nil && ctx.Err() == nil {
+			s.d.Logger.Warn("token scrape failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
-// Scrape reads target i once and publishes its sample. The counters become the baseline for
-// reset detection only once the sample is published, so a failed publish loses no reset.
+// Scrape reads target i once and publishes its sample.
 func (s *Scraper) Scrape(ctx context.Context, i int) (*events.TokensSample, error) {
-	t := s.cfg.Targets[i]
-	at := s.d.Now().UTC()
-	c, err := s.fetch(ctx, t)
-	if err != nil {
+	got, err := s.round(ctx, []int{i})
+	if len(got) == 0 {
 		return nil, err
 	}
-	s.mu.Lock()
-	prev, seen := s.last[i]
-	s.mu.Unlock()
-	e := &events.TokensSample{Meta: events.Meta{At: at}, Location: t.Location, Workload: t.Workload,
-		Replica: t.Replica, Server: string(t.Server), PromptTokens: c.PromptTokens,
-		GenerationTokens: c.GenerationTokens, Requests: c.Requests, Reset: seen && wentDown(prev, c)}
-	if err := s.d.Publisher.Publish(ctx, e); err != nil {
-		return nil, fmt.Errorf("publishing tokens of %s: %w", t.Replica, err)
+	return got[0], err
+}
+
+// round scrapes the targets at once and publishes the samples of those that answered in one
+// PublishBatch, all stamped with the round's time. The counters become the baseline for reset
+// detection only once the samples are published, so a failed publish loses no reset. The error
+// joins each failed target's and the publish's.
+func (s *Scraper) round(ctx context.Context, targets []int) ([]*events.TokensSample, error) {
+	at := s.d.Now().UTC()
+	counters, errs := make([]Counters, len(targets)), make([]error, len(targets))
+	var wg sync.WaitGroup
+	for j, i := range targets {
+		wg.Go(func() { counters[j], errs[j] = s.fetch(ctx, s.cfg.Targets[i]) })
 	}
+	wg.Wait()
+	var samples []*events.TokensSample
+	var evs []events.Event
 	s.mu.Lock()
-	s.last[i] = c
-	s.mu.Unlock()
-	if e.Reset {
-		s.d.Logger.Info("token counters reset: the server restarted", "replica", t.Replica, "was", prev, "now", c)
+	for j, i := range targets {
+		if errs[j] != nil {
+			continue
+		}
+		t, c := s.cfg.Targets[i], counters[j]
+		prev, seen := s.last[i]
+		e := &events.TokensSample{Meta: events.Meta{At: at}, Location: t.Location, Workload: t.Workload,
+			Replica: t.Replica, Server: string(t.Server), PromptTokens: c.PromptTokens,
+			GenerationTokens: c.GenerationTokens, Requests: c.Requests, Reset: seen && wentDown(prev, c)}
+		samples, evs = append(samples, e), append(evs, e)
 	}
-	return e, nil
+	s.mu.Unlock()
+	if len(evs) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	if err := s.d.Publisher.PublishBatch(ctx, evs); err != nil {
+		return nil, errors.Join(append(errs, fmt.Errorf("publishing the tokens of %d replicas: %w", len(evs), err))...)
+	}
+	s.remember(targets, counters, errs, samples)
+	return samples, errors.Join(errs...)
+}
+
+// remember makes the published counters the baseline of their targets, and logs the resets.
+func (s *Scraper) remember(targets []int, counters []Counters, errs []error, samples []*events.TokensSample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := 0
+	for j, i := range targets {
+		if errs[j] != nil {
+			continue
+		}
+		prev := s.last[i]
+		s.last[i] = counters[j]
+		if e := samples[k]; e.Reset {
+			s.d.Logger.Info("token counters reset: the server restarted", "replica", e.Replica, "was", prev, "now", counters[j])
+		}
+		k++
+	}
 }
 
 // wentDown reports whether any counter is lower than before: counters only go down when the

@@ -232,3 +232,20 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestARoundPublishesTheTargetsThatAnswered(t *testing.T) {
+	_, ok := newFakeServer(t, page(100, 10, 1))
+	down, bad := newFakeServer(t, page(1, 1, 1))
+	down.set(func(f *fakeServer) { f.status = http.StatusServiceUnavailable })
+	pub := &recorder{}
+	s := newScraper(t, pub, time.Date(2026, 9, 13, 12, 0, 0, 0, time.UTC),
+		Target{URL: ok.URL, Server: VLLM, Location: "l", Workload: "llm", Replica: "up"},
+		Target{URL: bad.URL, Server: VLLM, Location: "l", Workload: "llm", Replica: "down"})
+	got, err := s.round(context.Background(), []int{0, 1})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 503") {
+		t.Fatalf("round() error = %v, want the down target's HTTP 503", err)
+	}
+	if len(got) != 1 || got[0].Replica != "up" || len(pub.Events()) != 1 || pub.Events()[0].Replica != "up" {
+		t.Fatalf("round() published %+v, want the sample of the target that answered", pub.Events())
+	}
+}

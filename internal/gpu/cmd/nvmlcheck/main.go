@@ -25,10 +25,10 @@ type collect struct {
 	got []events.Event
 }
 
-func (c *collect) Publish(_ context.Context, e events.Event) error {
+func (c *collect) PublishBatch(_ context.Context, evs []events.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.got = append(c.got, e)
+	c.got = append(c.got, evs...)
 	return nil
 }
 
