@@ -57,7 +57,7 @@ the embedded store under --data-dir, which only one process may own.`,
 	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9465", "address of the Prometheus /metrics endpoint; empty to disable")
 	f.StringVar(&o.durable, "durable", "recorder", "consumer name prefix; give each scale-out recorder its own")
 	f.StringArrayVar(&o.subjects, "subject", nil, "STREAM=SUBJECT: record only these subjects of a stream (repeat); default all")
-	f.IntVar(&o.maxRows, "max-rows", 50_000, "messages per insert batch at most")
+	f.IntVar(&o.maxRows, "max-rows", 50_000, "events (rows) per insert batch at most")
 	f.DurationVar(&o.maxDelay, "max-delay", time.Second, "stream time one batch spans at most (the recording delay)")
 	f.IntVar(&o.telemetryTTLDays, "telemetry-ttl-days", store.DefaultTelemetryTTLDays, "days raw GPU and token samples are kept (applies when the tables are created)")
 	return cmd
