@@ -27,8 +27,8 @@ func (p *Publisher) PublishBatch(ctx context.Context, evs []events.Event) error 
 	}
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i, m := range msgs {
-		msg := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: nats.Header{}}
-		if futures[i], err = p.js.PublishMsgAsync(msg, jetstream.WithMsgID(m.ID)); err != nil {
+		msg := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: nats.Header{jetstream.MsgIDHeader: []string{m.ID}}}
+		if futures[i], err = p.js.PublishMsgAsync(msg); err != nil {
 			return fmt.Errorf("publishing %d events to %s: %w", m.Events, m.Subject, err)
 		}
 	}
