@@ -192,7 +192,7 @@ func decodeBatch(data []byte) ([]Event, error) {
 	for i, elem := range elems {
 		e, err := Decode(elem)
 		if err != nil {
-			return nil, InBatch(i, err)
+			return nil, inBatch(i, err)
 		}
 		evs[i] = e
 	}
@@ -202,9 +202,9 @@ func decodeBatch(data []byte) ([]Event, error) {
 	return evs, nil
 }
 
-// InBatch returns err, the failure to decode the event at index i of a batch, with the index in
-// its field, so a consumer with its own decoder reports errors as DecodeAll does.
-func InBatch(i int, err error) error {
+// inBatch returns err, the failure to decode the event at index i of a batch, with the index in
+// its field ("events[3].utilization_pct"), so the error still says which event and field.
+func inBatch(i int, err error) error {
 	var ee *Error
 	if !errors.As(err, &ee) {
 		return &Error{Type: TypeBatch, Field: fmt.Sprintf("events[%d]", i), Err: ErrMalformed, Detail: err.Error()}
