@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
@@ -64,21 +67,20 @@ func benchPrice(k int, at time.Time, tick int) *events.PriceObserved {
 		GPUCount: 1, GPUMemoryGB: 80, Market: m, USDPerHour: usd, Source: "bench"}
 }
 
-// timed passes calls to the sim and signals each replacement launch as it reaches the actuator.
+// timed signals each replacement launch as it reaches the actuator, then passes it to the sim.
 type timed struct {
 	*sim.Fleet
 	replaced chan time.Time
 }
 
 func (t *timed) Scale(ctx context.Context, tg actuate.Target) error {
-	err := t.Fleet.Scale(ctx, tg)
 	if tg.Kind == "launch" && (tg.Reason == "reclaim" || tg.Reason == "fallback") {
 		select {
 		case t.replaced <- time.Now():
 		default:
 		}
 	}
-	return err
+	return t.Fleet.Scale(ctx, tg)
 }
 
 // BenchmarkReclaimReaction measures the time from a capacity.reclaimed event being published to
@@ -97,8 +99,9 @@ func BenchmarkReclaimReaction(b *testing.B) {
 
 func report(b *testing.B, prefix string, samples []time.Duration) {
 	slices.Sort(samples)
-	q := func(p float64) float64 {
-		return float64(samples[min(len(samples)-1, int(p*float64(len(samples))))].Microseconds()) / 1000
+	q := func(p float64) float64 { // nearest rank: the smallest sample with at least p of them at or below it
+		i := int(math.Ceil(p*float64(len(samples)))) - 1
+		return float64(samples[max(0, min(len(samples)-1, i))].Microseconds()) / 1000
 	}
 	b.ReportMetric(q(0.50), prefix+"p50_ms")
 	b.ReportMetric(q(0.99), prefix+"p99_ms")
@@ -116,7 +119,11 @@ func reclaimReaction(b *testing.B, background bool) []time.Duration {
 	for _, l := range cfg.Locations {
 		router[l.Name] = act
 	}
-	svc, err := arbiter.New(ctx, arbiter.Options{Config: cfg, JS: env.JS, Actuator: router, Clock: c,
+	// Each part on a connection of its own, as deployed: the arbiter, the collector streaming
+	// prices (streamPrices) and the node agent publishing the notice.
+	_, arbiterJS := env.ConnectAs(b, bus.RoleArbiter)
+	_, agentJS := env.ConnectAs(b, bus.RoleCollector)
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: cfg, JS: arbiterJS, Actuator: router, Clock: c,
 		Log: slog.New(slog.DiscardHandler), Identity: "bench", Policy: placement.Policy{MaxHedge: -1},
 		Interval: time.Hour, ReportEvery: time.Hour})
 	if err != nil {
@@ -129,10 +136,11 @@ func reclaimReaction(b *testing.B, background bool) []time.Duration {
 	var sent atomic.Int64
 	began := time.Now()
 	if background {
-		go streamPrices(ctx, env, &sent)
+		_, collectorJS := env.ConnectAs(b, bus.RoleCollector)
+		go streamPrices(ctx, collectorJS, &sent)
 		time.Sleep(time.Second) // let the stream and the debounced re-plans reach a steady state
 	}
-	pub := bus.NewPublisher(env.JS)
+	pub := bus.NewPublisher(agentJS)
 	var out []time.Duration
 	unmatched := 0
 	for i := 0; len(out) < benchReclaims; i++ {
@@ -140,6 +148,9 @@ func reclaimReaction(b *testing.B, background bool) []time.Duration {
 		// settles, so each notice falls on a steady estate.
 		c.Advance(3 * time.Minute)
 		settleBench(ctx, svc)
+		if err := svc.AwaitFolded(ctx); err != nil { // the reports it published are folded back
+			b.Fatal(err)
+		}
 		notice, ok := act.Reclaim(fmt.Sprintf("l%02d", i%benchLocations), 2*time.Minute)
 		if !ok {
 			continue
@@ -230,8 +241,8 @@ func settleBench(ctx context.Context, svc *arbiter.Service) {
 
 // streamPrices publishes benchPriceRate price changes per second (catching up every
 // millisecond on what is due) until ctx ends, counting what it sent in sent.
-func streamPrices(ctx context.Context, env *bustest.Env, sent *atomic.Int64) {
-	pub := bus.NewPublisher(env.JS)
+func streamPrices(ctx context.Context, js jetstream.JetStream, sent *atomic.Int64) {
+	pub := bus.NewPublisher(js)
 	offers := benchLocations * benchTypes * 2
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()

@@ -43,7 +43,7 @@ func (s *Service) launchTimeout(location, workload string) time.Duration {
 // whose launches all failed leaves the workload's cooldown as it was before. s.mu is held.
 func (s *Service) giveUp(now time.Time, dirty map[string]bool) {
 	pending := s.pendingForCapacity()
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		var moved []actuate.Group // groups where a launch of the last move was given up
 		for _, g := range groupsOf(b) {
@@ -117,6 +117,9 @@ func (s *Service) stuck(b *Book, g actuate.Group, pending int, reportedAt, now t
 		if r.group(b.Workload) == g && r.State == placement.StateLaunching && !inFlight(b, r.ID) {
 			launching = append(launching, i)
 		}
+	}
+	if len(launching) == 0 {
+		return nil
 	}
 	slices.SortStableFunc(launching, func(x, y int) int { return b.Replicas[y].Since.Compare(b.Replicas[x].Since) })
 	timeout := s.launchTimeout(g.Location, b.Workload)

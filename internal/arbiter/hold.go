@@ -135,7 +135,7 @@ func (s *Service) decideHold(id string, approve bool, who string) ([]string, []s
 	now := s.o.Clock.Now()
 	var touched []string
 	var steps []step
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		i := slices.IndexFunc(b.Holds, func(h Hold) bool { return h.ID == id })
 		if i < 0 {
@@ -266,7 +266,7 @@ func (s *Service) Posted(ctx context.Context, id, channel, ts string) error {
 		return errNotLeading
 	}
 	var touched []string
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		i := slices.IndexFunc(b.Holds, func(h Hold) bool { return h.ID == id })
 		if i < 0 || b.Holds[i].TS == ts {
@@ -288,7 +288,7 @@ func (s *Service) Posted(ctx context.Context, id, channel, ts string) error {
 // holds lists every hold in the books once, by id.
 func (s *Service) holds() []Hold {
 	var out []Hold
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		for _, h := range s.books[w].Holds {
 			if !slices.ContainsFunc(out, func(o Hold) bool { return o.ID == h.ID }) {
 				out = append(out, h)

@@ -202,6 +202,16 @@ func forget(h []placement.Observation, now time.Time) []placement.Observation {
 	return slices.DeleteFunc(h, func(o placement.Observation) bool { return now.Sub(o.At) > historyMemory })
 }
 
+// workloadNames are the books' workloads in name order; s.mu is held, and the slice is not to be
+// changed. While leading, books are only added (book), so the sorted list is kept until their
+// number changes; taking or losing the lead forgets it.
+func (s *Service) workloadNames() []string {
+	if len(s.names) != len(s.books) {
+		s.names = sortedKeys(s.books)
+	}
+	return s.names
+}
+
 func (s *Service) book(workload string) *Book {
 	b, ok := s.books[workload]
 	if !ok {

@@ -31,7 +31,7 @@ func (s *Service) absent(obs []actuate.Observed) []actuate.Observed {
 	var out []actuate.Observed
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		for _, g := range groupsOf(s.books[w]) {
 			if !seen[g] && s.reports(g.Location) {
 				out = append(out, actuate.Observed{Group: g})
@@ -72,7 +72,7 @@ func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
 		desired[g] = o.Desired
 	}
 	s.mk.mu.Unlock()
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		for _, g := range groupsOf(b) {
 			n, ok := desired[g]

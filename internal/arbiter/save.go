@@ -160,7 +160,7 @@ func (s *Service) saveAll(ctx context.Context) bool {
 // depose ends the lead after a failed or fenced write; s.mu is held.
 func (s *Service) depose() {
 	s.setLeading(false)
-	s.books, s.planner = nil, nil
+	s.books, s.names, s.planner = nil, nil, nil
 }
 
 // setLeading records whether this arbiter leads; s.mu is held. Leading reads the copy in isLeader

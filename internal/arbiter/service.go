@@ -130,6 +130,7 @@ type Service struct {
 
 	mu      sync.Mutex // guards the books while leading; never held across I/O
 	books   map[string]*Book
+	names   []string        // the books' workloads, sorted (workloadNames)
 	unsaved map[string]bool // touched books the saver has not taken yet
 	leading bool
 	lead    uint64 // counts the times this arbiter took the lead, so a plan knows its books
@@ -283,7 +284,7 @@ func (s *Service) stepUp(ctx context.Context) error {
 		b.ver, b.saved = 0, 0 // as read: durable
 	}
 	s.mu.Lock()
-	s.books, s.planner = bs, nil
+	s.books, s.names, s.planner = bs, nil, nil
 	clear(s.unsaved)
 	s.setLeading(true)
 	s.lead++

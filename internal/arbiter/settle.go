@@ -100,7 +100,7 @@ func (s *Service) victim(n notice, exact bool) (*Book, int) {
 	if exact || named {
 		return nil, -1
 	}
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		g := actuate.Group{Workload: w, Location: n.e.Location, Market: "spot"}
 		if i := oldestReady(b, g); i >= 0 {
@@ -173,7 +173,7 @@ func oldestReady(b *Book, g actuate.Group) int {
 // retire removes reclaimed replicas whose deadline has passed and records an action lowering
 // their group's count, so the actuator does not bring the lost replica back on its own.
 func (s *Service) retire(now time.Time, dirty map[string]bool) {
-	for _, w := range sortedKeys(s.books) {
+	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		for i := 0; i < len(b.Replicas); i++ {
 			r := b.Replicas[i]

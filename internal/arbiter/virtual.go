@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -39,7 +40,7 @@ func (s *Service) Step(ctx context.Context) {
 	}
 	s.pass(ctx, "step")
 	s.mu.Lock()
-	ws := sortedKeys(s.books)
+	ws := slices.Clone(s.workloadNames())
 	s.mu.Unlock()
 	for _, w := range ws {
 		for s.step(ctx, w) {
