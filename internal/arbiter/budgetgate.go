@@ -189,10 +189,10 @@ func (b *Budgets) follow(ctx context.Context) error {
 }
 
 func (b *Budgets) fold(m jetstream.Msg) {
-	e, err := events.Decode(m.Data())
+	evs, _ := events.DecodeAll(m.Data()) // what does not decode is the recorder's to dead-letter
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err == nil {
+	for _, e := range evs {
 		switch e := e.(type) {
 		case *events.ReplicaState:
 			b.ledger.Observe(e)

@@ -81,14 +81,21 @@ type input struct {
 	folded  atomic.Uint64
 }
 
-// fold decodes one message into the market view and wakes the loop when a plan may change.
-// Messages that do not decode are skipped here; the recorder's durable consumer dead-letters them.
+// fold decodes one message (an event or a batch of them) into the market view and wakes the loop
+// when a plan may change. Messages that do not decode are skipped here; the recorder's durable
+// consumer dead-letters them.
 func (s *Service) fold(m jetstream.Msg) {
-	e, err := events.Decode(m.Data())
+	evs, err := events.DecodeAll(m.Data())
 	if err != nil {
-		s.log.Debug("skipping an event that does not decode", "subject", m.Subject(), "err", err)
+		s.log.Debug("skipping a message that does not decode", "subject", m.Subject(), "err", err)
 		return
 	}
+	for _, e := range evs {
+		s.foldEvent(e)
+	}
+}
+
+func (s *Service) foldEvent(e events.Event) {
 	s.m.events.WithLabelValues(string(e.EventType())).Inc()
 	switch e := e.(type) {
 	case *events.PriceObserved:

@@ -133,3 +133,34 @@ func TestReclaimIsAnsweredDuringAFullPassAndASlowWrite(t *testing.T) {
 	}
 	h.onlyOnce(t)
 }
+
+// A batch message (a price run's changes, as the collector sends them) is folded event by event,
+// as the same events sent one by one would be.
+func TestABatchOfPricesIsFoldedEventByEvent(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, fleetYAML)
+	r := h.start("a1", nil)
+	var batch []events.Event
+	var ids []string
+	for i, zone := range []string{"us-east-1a", "us-east-1b"} {
+		for j, m := range []events.Market{events.Spot, events.OnDemand} {
+			usd := 1.0 + float64(2*i+j)/10
+			batch = append(batch, &events.PriceObserved{Meta: events.Meta{At: h.clock.Now()}, Provider: "aws",
+				Region: "us-east-1", Zone: zone, InstanceType: "p5.xlarge", GPUModel: "H100-80GB", GPUCount: 1,
+				GPUMemoryGB: 80, Market: m, USDPerHour: usd, Source: "test"})
+			loc, _ := h.cfg.Match("aws", "us-east-1", zone)
+			ids = append(ids, loc.Name+"/"+zone+"/p5.xlarge/"+string(m))
+		}
+	}
+	if err := h.pub.PublishBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every price of the batch is folded", func() bool {
+		for k, id := range ids {
+			if !r.KnowsPrice(id, batch[k].(*events.PriceObserved).USDPerHour) {
+				return false
+			}
+		}
+		return true
+	})
+}
