@@ -40,7 +40,7 @@ bench: setup
 	$(GO) test -run '^$$' -bench 'PlanFull|ReplanAfterReclaim' -benchtime 20x ./internal/placement
 	$(GO) test -run '^$$' -bench PlanQualitySmall -benchtime 1x ./internal/placement
 	$(GO) test -run '^$$' -bench 'Recorder$$' -benchtime 3x -timeout 20m ./internal/recorder
-	$(GO) test -run '^$$' -bench ReclaimReaction -benchtime 1x -timeout 20m ./internal/arbiter
+	$(GO) test -run '^$$' -bench 'ReclaimReaction|Start$$' -benchtime 1x -timeout 20m ./internal/arbiter
 	$(GO) test -run '^$$' -bench Reports -benchtime 3x -timeout 30m ./internal/report
 	$(GO) test -run '^$$' -bench Replay -benchtime 1x ./internal/replay
 	$(GO) test -run '^$$' -bench 'AWSPriceListBody|SkyPilotMemory' -benchtime 1x ./internal/pricesource

@@ -35,14 +35,17 @@ const (
 
 var benchModels = []string{"H100-80GB", "A100-80GB", "L40S"} // canonical names: the fleet check rejects others
 
-func benchFleet() *fleet.Config {
+func benchFleet() *fleet.Config { return benchFleetOf(benchWorkloads) }
+
+// benchFleetOf is the benchmark estate with n workloads.
+func benchFleetOf(n int) *fleet.Config {
 	var b strings.Builder
 	b.WriteString("locations:\n")
 	for i := range benchLocations {
 		fmt.Fprintf(&b, "  - {name: l%02d, provider: aws, region: r%d, zones: [z%02d], egress_per_gb: 0.09, actuator: {kind: sim}}\n", i, i/4, i)
 	}
 	b.WriteString("workloads:\n")
-	for i := range benchWorkloads {
+	for i := range n {
 		n := 1 + i%2
 		fmt.Fprintf(&b, "  - {name: w%04d, gpu: {models: [%s], count: 1}, replicas: {min: %d, max: %d}, markets: [spot, on_demand], weights_gb: 40, cold_start: 3m}\n",
 			i, benchModels[i%len(benchModels)], n, n)

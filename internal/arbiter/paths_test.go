@@ -2,7 +2,9 @@ package arbiter_test
 
 import (
 	"context"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,12 +28,14 @@ const twoWorkloads = fleetYAML + `  - name: batch
 // write of w's book waits until release.
 type slowBooks struct {
 	arbiter.KVBooks
+	delay   time.Duration // every write takes this long
 	mu      sync.Mutex
 	held    map[string]chan struct{}
 	waiting chan string
 }
 
 func (s *slowBooks) Save(ctx context.Context, b *arbiter.Book) error {
+	time.Sleep(s.delay)
 	s.mu.Lock()
 	gate := s.held[b.Workload]
 	s.mu.Unlock()
@@ -163,4 +167,47 @@ func TestABatchOfPricesIsFoldedEventByEvent(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Book writes that each take over half the lease's TTL do not cost the leader its lease (they run
+// apart from its renewal), and the arbiter warns that the placement bucket is slow.
+func TestSlowBookWritesWarnAndKeepTheLease(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, fleetYAML)
+	kv, err := h.env.JS.KeyValue(ctx, bus.BucketPlacement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &slowBooks{KVBooks: arbiter.KVBooks{KV: kv}, delay: 600 * time.Millisecond, held: map[string]chan struct{}{},
+		waiting: make(chan string, 16)}
+	logs := &syncBuffer{}
+	r := place(ctx, t, h, func() *running {
+		return h.start("a1", func(o *arbiter.Options) {
+			o.Books, o.Log = store, slog.New(slog.NewTextHandler(logs, nil))
+		})
+	})
+	if n := r.Leads(); n != 1 {
+		t.Errorf("took the lead %d times, want once: slow writes cost it the lease", n)
+	}
+	if !strings.Contains(logs.String(), "writing the books took over half the lease's TTL") {
+		t.Errorf("no warning that the books are slow to write; log:\n%s", logs.String())
+	}
 }

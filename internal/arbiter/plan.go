@@ -32,6 +32,18 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 	s.full(ctx, trigger, start)
 }
 
+// answer is the loop's pass after a reclaim: quick, or, with no planner yet to answer from (the
+// first pass after taking the lead), a full pass run by planLoop, so that the loop goes on
+// renewing the lease while a large estate is planned.
+func (s *Service) answer(ctx context.Context) {
+	if !s.Leading() || s.behind.Load() > 0 {
+		return
+	}
+	if !s.quick(ctx, "reclaim", time.Now()) {
+		s.requestFull("reclaim")
+	}
+}
+
 // quick answers a reclaim from the planner of the last full pass, brought up to date with what
 // changed in the books since (Planner.Apply re-plans only the workloads that touches); its prices
 // are at most one debounce old, and the debounced full pass that follows any price change catches

@@ -25,10 +25,9 @@ func (s *Service) touch(b *Book) {
 }
 
 // touchAll touches the books in dirty and queues for their workers those with actions to run;
-// s.mu is held. Books answering a reclaim are queued first: a reclaim on a crowded offer re-plans
-// every workload running there, and the replacement should be first in its worker's queue.
+// s.mu is held. Books answering a reclaim go to the front of their worker's queue: a reclaim on a
+// crowded offer re-plans every workload running there, and the replacement should come first.
 func (s *Service) touchAll(dirty map[string]bool) {
-	var later []string
 	for _, w := range sortedKeys(dirty) {
 		b := s.books[w]
 		if b == nil {
@@ -37,13 +36,10 @@ func (s *Service) touchAll(dirty map[string]bool) {
 		s.touch(b)
 		switch {
 		case hasAnswer(b):
-			s.dispatch(w)
+			s.dispatchFirst(w)
 		case runnable(b):
-			later = append(later, w)
+			s.dispatch(w)
 		}
-	}
-	for _, w := range later {
-		s.dispatch(w)
 	}
 }
 

@@ -124,7 +124,7 @@ type Service struct {
 	// inputs are the followed subjects, set by follow before any message is folded.
 	inputs   []*input
 	isLeader atomic.Bool
-	work     []chan string // per worker: workloads with actions to run
+	work     []*queue      // per worker: workloads with actions to run
 	saveReq  chan struct{} // wakes the saver
 	slots    sync.Map      // workload → *sync.Mutex: one write of its book at a time
 
@@ -179,9 +179,9 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	s.work = make([]chan string, s.o.Workers)
+	s.work = make([]*queue, s.o.Workers)
 	for i := range s.work {
-		s.work[i] = make(chan string, 1024)
+		s.work[i] = newQueue()
 		wg.Go(func() { s.worker(ctx, s.work[i]) })
 	}
 	wg.Go(func() { s.reportLoop(ctx) })
@@ -214,7 +214,7 @@ func (s *Service) loop(ctx context.Context) error {
 		case <-renew.C:
 			s.keepLease(ctx)
 		case <-s.urgent:
-			s.pass(ctx, "reclaim")
+			s.answer(ctx)
 		case <-s.changed:
 			if debounce == nil {
 				debounce = time.After(s.o.Debounce)

@@ -27,11 +27,13 @@ type Fleet struct {
 	now    func() time.Time
 	groups map[actuate.Group]*group
 	order  []actuate.Group // the groups' keys, sorted (keys)
-	calls  []actuate.Target
-	life   []Life
-	next   int
-	script []Reclaim
-	market capacity
+	// stepped is the time of the last step of every group.
+	stepped time.Time
+	calls   []actuate.Target
+	life    []Life
+	next    int
+	script  []Reclaim
+	market  capacity
 	// FailNext, when set, makes the next Scale call fail with it (and do nothing).
 	FailNext error
 }
@@ -82,7 +84,16 @@ func (f *Fleet) Scale(_ context.Context, t actuate.Target) error {
 	if t.Offer != "" {
 		g.offer = t.Offer
 	}
-	f.step(f.now())
+	now := f.now()
+	if _, limited := f.market.limit[t.Location]; !limited && f.market.trace == nil && now.Equal(f.stepped) {
+		// Nothing else moved since the last step (same time, and no shared capacity this group's
+		// change could free or take): bring this group alone to its count. A large fleet is
+		// scaled a group at a time, and stepping every group per call made that quadratic.
+		f.ripen(t.Group, g, now)
+		f.fit(t.Group, g, now)
+		return nil
+	}
+	f.step(now)
 	return nil
 }
 
@@ -176,12 +187,25 @@ func (f *Fleet) step(now time.Time) {
 	}
 	f.clamp(now)
 	for _, k := range keys {
-		g := f.groups[k]
-		for len(g.insts) < g.desired && f.room(k, now) > 0 {
-			f.life = append(f.life, Life{Instance: fmt.Sprintf("%s-%d", k.Location, f.next), Group: k, Launched: now})
-			f.next++
-			g.insts = append(g.insts, len(f.life)-1)
-		}
+		f.grow(k, f.groups[k], now)
+	}
+	f.stepped = now
+}
+
+// fit sheds the group's instances above its desired count and launches up to it.
+func (f *Fleet) fit(k actuate.Group, g *group, now time.Time) {
+	for len(g.insts) > g.desired {
+		f.remove(g, f.victim(g), now)
+	}
+	f.grow(k, g, now)
+}
+
+// grow launches the group's missing instances into the capacity left.
+func (f *Fleet) grow(k actuate.Group, g *group, now time.Time) {
+	for len(g.insts) < g.desired && f.room(k, now) > 0 {
+		f.life = append(f.life, Life{Instance: fmt.Sprintf("%s-%d", k.Location, f.next), Group: k, Launched: now})
+		f.next++
+		g.insts = append(g.insts, len(f.life)-1)
 	}
 }
 
