@@ -30,6 +30,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/placement"
 	bslack "github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/slack/slacktest"
+	"github.com/bursar-dev/bursar/internal/system"
 	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
@@ -75,8 +76,9 @@ func startFlow(t *testing.T, env *bustest.Env, day time.Time) *flow {
 	api := slack.New(flowToken, slack.OptionAPIURL(f.slack.URL))
 	f.approvals = bslack.NewApprovals(api, "C0FINOPS01", f.pub, f.clock.Now, log)
 	f.endpoint = bslack.NewInteractionHandler(bslack.NewVerifier(flowSecret, f.clock.Now), f.approvals, log)
-	budgets := arbiter.NewBudgets(arbiter.BudgetOptions{Config: cfg, JS: env.JS, Asker: f.approvals, Clock: f.clock, Log: log})
-	f.approvals.OnDecision = budgets.Decided
+	budgets := arbiter.NewBudgets(arbiter.BudgetOptions{Config: cfg, JS: env.JS, Approvals: system.NewSlackApprovals(f.approvals),
+		Clock: f.clock, Log: log})
+	system.NewSlackApprovals(f.approvals).Answer(budgets)
 	svc, err := arbiter.New(ctx, arbiter.Options{Config: cfg, JS: env.JS, Actuator: actuate.Router{"a": f.sim, "b": f.sim},
 		Log: log, Registry: f.reg, Clock: f.clock, Gate: budgets, Caps: budgets, Identity: "flow", LeaseTTL: time.Second,
 		Policy: placement.Policy{MaxHedge: -1}, Debounce: 5 * time.Millisecond, Interval: 20 * time.Millisecond,

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"strings"
 	"time"
-
-	"github.com/bursar-dev/bursar/internal/events"
-	"github.com/bursar-dev/bursar/internal/slack"
 )
 
 // askRetry is how often a request Slack refused is tried again.
@@ -25,13 +22,6 @@ func (b *Budgets) Ask(_ context.Context, h Hold) {
 	b.asks = append(b.asks, h)
 	b.mu.Unlock()
 	signal(b.wake)
-}
-
-// request is the Slack question for a hold: the button carries the hold id; a hold already
-// posted is resumed with its message and its first deadline.
-func request(h Hold) slack.Request {
-	return slack.Request{Plan: h.Plan, Reasons: h.Reasons, Policies: h.Policies, Approvers: h.Approvers,
-		Timeout: h.Timeout, Deadline: h.Deadline, Posted: slack.Posted{Channel: h.Channel, TS: h.TS}, Workloads: h.Owners}
 }
 
 // askLoop posts queued requests as they come, retrying those Slack refused until their deadline,
@@ -53,7 +43,7 @@ func (b *Budgets) askLoop(ctx context.Context) {
 		b.mu.Unlock()
 		var again []Hold
 		for _, h := range todo {
-			at, err := b.o.Asker.Ask(ctx, request(h))
+			at, err := b.o.Approvals.Ask(ctx, h)
 			switch {
 			case err == nil && at.TS != h.TS:
 				b.posted(ctx, h, at)
@@ -61,7 +51,7 @@ func (b *Budgets) askLoop(ctx context.Context) {
 			case !h.Deadline.IsZero() && !b.o.Clock.Now().Before(h.Deadline):
 				b.o.Log.Warn("could not ask for approval before the timeout; rejecting", "hold", h.ID,
 					"workloads", h.Workloads(), "err", err)
-				_ = b.decide(ctx, h.ID, events.ActionRejected, "timeout") // logged there
+				_ = b.Decided(ctx, h.ID, false, "timeout") // logged there
 			default:
 				b.o.Log.Warn("could not ask for approval; will retry", "hold", h.ID, "err", err)
 				again = append(again, h)
@@ -73,7 +63,7 @@ func (b *Budgets) askLoop(ctx context.Context) {
 	}
 }
 
-func (b *Budgets) posted(ctx context.Context, h Hold, at slack.Posted) {
+func (b *Budgets) posted(ctx context.Context, h Hold, at Message) {
 	if dec := b.decider(); dec != nil {
 		if err := dec.Posted(ctx, h.ID, at.Channel, at.TS); err != nil {
 			b.o.Log.Warn("recording where an approval was posted; a new leader would post it again", "hold", h.ID, "err", err)
@@ -81,13 +71,10 @@ func (b *Budgets) posted(ctx context.Context, h Hold, at slack.Posted) {
 	}
 }
 
-// Decided applies an approval's outcome: set it as the Approvals' OnDecision. An error says this
-// arbiter could not apply it (it does not lead, or the hold is gone).
-func (b *Budgets) Decided(ctx context.Context, d slack.Decision) error {
-	return b.decide(ctx, d.Plan.PlanID, d.Status, d.Actor)
-}
-
-func (b *Budgets) decide(ctx context.Context, id string, st events.ActionStatus, who string) error {
+// Decided applies an approval's outcome on hold id: approved or not, by who (a user id, or
+// "timeout"). An error says this arbiter could not apply it (it does not lead, or the hold is
+// gone).
+func (b *Budgets) Decided(ctx context.Context, id string, approve bool, who string) error {
 	b.mu.Lock()
 	delete(b.asked, id)
 	b.mu.Unlock()
@@ -95,8 +82,8 @@ func (b *Budgets) decide(ctx context.Context, id string, st events.ActionStatus,
 	if dec == nil {
 		return errors.New("the arbiter is not attached to its budgets yet")
 	}
-	if err := dec.Decide(ctx, id, st == events.ActionApproved, who); err != nil {
-		b.o.Log.Warn("applying an approval decision", "hold", id, "status", st, "err", err)
+	if err := dec.Decide(ctx, id, approve, who); err != nil {
+		b.o.Log.Warn("applying an approval decision", "hold", id, "approved", approve, "err", err)
 		return err
 	}
 	return nil

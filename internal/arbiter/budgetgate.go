@@ -16,14 +16,18 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
-	"github.com/bursar-dev/bursar/internal/slack"
 )
 
-// Questioner posts an approval request (or resumes one already posted) and later reports the
-// decision through its OnDecision hook; *slack.Approvals is one.
-type Questioner interface {
-	Ask(ctx context.Context, req slack.Request) (slack.Posted, error)
+// Approvals put a hold's question to the people who may approve it (or resume the question
+// already posted, at h.Channel and h.TS) and say where it is; the decision comes back through
+// Budgets.Decided. It is the arbiter's port for approvals, in its own terms; Slack is one adapter
+// (system.SlackApprovals).
+type Approvals interface {
+	Ask(ctx context.Context, h Hold) (Message, error)
 }
+
+// Message is where a question was posted: a channel and the message's id in it.
+type Message struct{ Channel, TS string }
 
 // Decider applies or drops the actions of a hold, and records where its question was posted;
 // *Service is one.
@@ -34,11 +38,11 @@ type Decider interface {
 
 // BudgetOptions configure Budgets.
 type BudgetOptions struct {
-	Config *fleet.Config
-	JS     jetstream.JetStream
-	Asker  Questioner
-	Clock  Clock // default: the wall clock
-	Log    *slog.Logger
+	Config    *fleet.Config
+	JS        jetstream.JetStream
+	Approvals Approvals
+	Clock     Clock // default: the wall clock
+	Log       *slog.Logger
 	// OnAlert, when set, is called after each budget.alert is published (a Slack alert).
 	OnAlert func(context.Context, *events.BudgetAlert)
 }
@@ -46,7 +50,7 @@ type BudgetOptions struct {
 // Budgets is the arbiter's Gate and Caps over the budget policies in the KV bucket. It keeps the
 // policies current, folds replica.state events into the spend ledger, evaluates the policies on
 // every planning pass (publishing budget.alert on a crossing), and sends each action a policy
-// holds back to the Asker, applying or dropping it when the decision comes. Alerts are only
+// holds back to its Approvals, applying or dropping it when the decision comes. Alerts are only
 // published from Caps, which the arbiter calls while leading, so a standby never alerts.
 type Budgets struct {
 	o    BudgetOptions

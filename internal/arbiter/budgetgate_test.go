@@ -23,6 +23,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/slack/slacktest"
+	"github.com/bursar-dev/bursar/internal/system"
 )
 
 const (
@@ -95,7 +96,7 @@ func (br *budgetRig) startProc(t *testing.T, id string) *proc {
 	api := slackapi.New(slackToken, slackapi.OptionAPIURL(br.slack.URL))
 	p.approvals = slack.NewApprovals(api, "C0FINOPS01", bus.NewPublisher(br.env.JS), br.clock.Now, log)
 	p.endpoint = slack.NewInteractionHandler(slack.NewVerifier(slackSecret, br.clock.Now), p.approvals, log)
-	p.budgets = arbiter.NewBudgets(arbiter.BudgetOptions{Config: br.cfg, JS: br.env.JS, Asker: p.approvals, Clock: br.clock,
+	p.budgets = arbiter.NewBudgets(arbiter.BudgetOptions{Config: br.cfg, JS: br.env.JS, Approvals: system.NewSlackApprovals(p.approvals), Clock: br.clock,
 		Log: log, OnAlert: func(context.Context, *events.BudgetAlert) { p.alerts.Add(1) }})
 	bctx, cancel := context.WithCancel(ctx)
 	p.stop = cancel
@@ -114,7 +115,7 @@ func (br *budgetRig) startProc(t *testing.T, id string) *proc {
 	}
 	p.r = br.start(id, func(o *arbiter.Options) { o.Gate, o.Caps = p.budgets, p.budgets })
 	p.budgets.Attach(p.r.Service)
-	p.approvals.OnDecision = p.budgets.Decided
+	system.NewSlackApprovals(p.approvals).Answer(p.budgets)
 	eventually(t, "the arbiter leads", p.r.Leading)
 	return p
 }

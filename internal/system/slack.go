@@ -52,9 +52,9 @@ func (s *System) budgets(o Options) (*arbiter.Budgets, error) {
 			"but nobody can be asked to approve; actions held for approval are rejected when their timeout passes")
 	}
 	approvals := slack.NewApprovals(api, sc.Channel, bus.NewPublisher(ao.JS), now, log)
-	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: ao.Config, JS: ao.JS, Asker: approvals, Clock: ao.Clock,
-		Log: log, OnAlert: onAlert})
-	approvals.OnDecision = b.Decided
+	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: ao.Config, JS: ao.JS, Approvals: SlackApprovals{approvals},
+		Clock: ao.Clock, Log: log, OnAlert: onAlert})
+	SlackApprovals{approvals}.Answer(b)
 	s.parts = append(s.parts, b.Run, func(ctx context.Context) error { return approvals.Run(ctx, approvalSweep) })
 	switch {
 	case !sc.Enabled():
