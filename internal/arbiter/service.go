@@ -93,7 +93,9 @@ func (o *Options) defaults() error {
 }
 
 // Service is one arbiter. Its parts keep their own state and locks, so that the path from a
-// reclaim notice to its actuator call never waits for a full pass, a KV write or the price fold:
+// reclaim notice to its actuator call never waits for a full pass's planning, a KV write or the
+// price fold (it shares only mu with a full pass, which holds it for work in memory: settling the
+// books, taking their snapshot, installing a plan, a few milliseconds on a thousand workloads):
 //   - the market view (market: offers without a lock, telemetry, and the rest under its own mu),
 //     folded by every arbiter;
 //   - leadership: the lease (its own lock) and isLeader, read without any lock;
