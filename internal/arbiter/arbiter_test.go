@@ -147,14 +147,7 @@ func TestReclaimDoesNotWaitForAFullPlan(t *testing.T) {
 	if n := r.PlansDropped(); n < 1 {
 		t.Errorf("%v full plans dropped, want the one made before the reclaim changed the books", n)
 	}
-	for range 5 {
-		h.clock.Advance(30 * time.Second)
-		h.settle(ctx, r)
-	}
-	if n := ready(h); n != 2 {
-		t.Errorf("%d replicas ready after the reclaim settled, want 2", n)
-	}
-	h.onlyOnce(t)
+	h.settleReclaim(ctx, t, r, 2)
 }
 
 // oneReplica is a workload whose move costs 50 GB of egress and a 10-minute cold start.

@@ -207,15 +207,7 @@ func drain(ch chan time.Time) {
 // placeBench prices every offer, lets the arbiter place every workload and waits until the
 // estate is ready and quiet.
 func placeBench(ctx context.Context, b *testing.B, env *bustest.Env, svc *arbiter.Service) {
-	pub := bus.NewPublisher(env.JS)
-	for k := range benchLocations * benchTypes * 2 {
-		if _, err := pub.PublishAsync(benchPrice(k, t0, 0)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := pub.Flush(ctx); err != nil {
-		b.Fatal(err)
-	}
+	priceBench(ctx, b, env)
 	last := benchPrice(benchLocations*benchTypes*2-1, t0, 0)
 	deadline := time.Now().Add(30 * time.Second)
 	for !svc.Leading() || !svc.KnowsPrice(fmt.Sprintf("l%02d/z%02d/t%d/on_demand", benchLocations-1, benchLocations-1, benchTypes-1), last.USDPerHour) {
@@ -226,6 +218,19 @@ func placeBench(ctx context.Context, b *testing.B, env *bustest.Env, svc *arbite
 	}
 	for range 2 { // launch, then ready and drain the fallbacks
 		settleBench(ctx, svc)
+	}
+}
+
+// priceBench publishes every offer's price.
+func priceBench(ctx context.Context, b *testing.B, env *bustest.Env) {
+	pub := bus.NewPublisher(env.JS)
+	for k := range benchLocations * benchTypes * 2 {
+		if _, err := pub.PublishAsync(benchPrice(k, t0, 0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := pub.Flush(ctx); err != nil {
+		b.Fatal(err)
 	}
 }
 

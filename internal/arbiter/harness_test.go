@@ -172,6 +172,20 @@ func (h *harness) settle(ctx context.Context, r *running) {
 	r.Report(ctx)
 }
 
+// settleReclaim lets a reclaim play out (five rounds of 30 s), then checks that want replicas are
+// ready and that every action reached the actuator once.
+func (h *harness) settleReclaim(ctx context.Context, t *testing.T, r *running, want int) {
+	t.Helper()
+	for range 5 {
+		h.clock.Advance(30 * time.Second)
+		h.settle(ctx, r)
+	}
+	if n := ready(h); n != want {
+		t.Errorf("%d replicas ready after the reclaim settled, want %d", n, want)
+	}
+	h.onlyOnce(t)
+}
+
 // callsByID counts actuator calls per action id.
 func (h *harness) callsByID() map[string]int {
 	out := map[string]int{}

@@ -12,6 +12,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
 // twoWorkloads is fleetYAML with a second workload, on on-demand A100s in zone b only, so that
@@ -128,14 +129,7 @@ func TestReclaimIsAnsweredDuringAFullPassAndASlowWrite(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the full pass never ended")
 	}
-	for range 5 {
-		h.clock.Advance(30 * time.Second)
-		h.settle(ctx, r)
-	}
-	if n := ready(h); n != 3 {
-		t.Errorf("%d replicas ready after the reclaim settled, want 3 (svc's two and batch's one)", n)
-	}
-	h.onlyOnce(t)
+	h.settleReclaim(ctx, t, r, 3) // svc's two and batch's one
 }
 
 // A batch message (a price run's changes, as the collector sends them) is folded event by event,
@@ -169,24 +163,6 @@ func TestABatchOfPricesIsFoldedEventByEvent(t *testing.T) {
 	})
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Book writes that each take over half the lease's TTL do not cost the leader its lease (they run
 // apart from its renewal), and the arbiter warns that the placement bucket is slow.
 func TestSlowBookWritesWarnAndKeepTheLease(t *testing.T) {
@@ -198,7 +174,7 @@ func TestSlowBookWritesWarnAndKeepTheLease(t *testing.T) {
 	}
 	store := &slowBooks{KVBooks: arbiter.KVBooks{KV: kv}, delay: 600 * time.Millisecond, held: map[string]chan struct{}{},
 		waiting: make(chan string, 16)}
-	logs := &syncBuffer{}
+	logs := &testkit.Log{}
 	r := place(ctx, t, h, func() *running {
 		return h.start("a1", func(o *arbiter.Options) {
 			o.Books, o.Log = store, slog.New(slog.NewTextHandler(logs, nil))

@@ -41,15 +41,7 @@ func startOnce(b *testing.B, workloads int) (time.Duration, uint64) {
 	for _, l := range cfg.Locations {
 		router[l.Name] = fleet
 	}
-	pub := bus.NewPublisher(env.JS)
-	for k := range benchLocations * benchTypes * 2 {
-		if _, err := pub.PublishAsync(benchPrice(k, t0, 0)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := pub.Flush(ctx); err != nil {
-		b.Fatal(err)
-	}
+	priceBench(ctx, b, env)
 	_, js := env.ConnectAs(b, bus.RoleArbiter)
 	svc, err := arbiter.New(ctx, arbiter.Options{Config: cfg, JS: js, Actuator: router, Clock: fixed{t0},
 		Log: slog.New(slog.DiscardHandler), Identity: "bench", Policy: placement.Policy{MaxHedge: -1},
