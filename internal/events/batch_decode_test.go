@@ -76,7 +76,7 @@ func TestDecodeAllReadsABatchWrittenAnotherWay(t *testing.T) {
 	}{
 		{"keys in another order, newer minor version, unknown field",
 			editBatch(t, func(m map[string]any, _ []any) { m["version"] = "1.3"; m["producer"] = "x" })},
-		{"leading whitespace", append([]byte(" \n"), batchOf(t, evs)...)},
+		{"leading whitespace", append([]byte(" \n"), eventstest.Batch(t, evs)...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +102,7 @@ func FuzzDecodeAll(f *testing.F) {
 	for _, e := range eventstest.Samples(at, 1) {
 		f.Add(encoded(f, e))
 	}
-	f.Add(batchOf(f, sweep("node-a", 3)))
+	f.Add(eventstest.Batch(f, sweep("node-a", 3)))
 	f.Add([]byte(`{"type":"batch","version":"1","id":"x","event_type":"gpu.sample","events":[{}]}`))
 	f.Add([]byte(`{"event_type":"tokens.sample","type":"batch"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -23,19 +23,6 @@ func sweep(node string, n int) []events.Event {
 	return out
 }
 
-// batchOf encodes evs, which must share a subject, as one batch message.
-func batchOf(t testing.TB, evs []events.Event) []byte {
-	t.Helper()
-	msgs, err := events.Batches(evs, events.BatchLimits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(msgs) != 1 || msgs[0].Events != len(evs) {
-		t.Fatalf("Batches made %d messages, want one of %d events", len(msgs), len(evs))
-	}
-	return msgs[0].Data
-}
-
 func TestBatchesGroupBySubjectAndDecodeBack(t *testing.T) {
 	a, b := sweep("node-a", 8), sweep("node-b", 3)
 	lone := eventstest.Samples(at, 1)[0] // a price, alone on its subject
@@ -91,7 +78,7 @@ func msgID(evs []events.Event) string {
 
 func TestBatchesChunkWithinLimits(t *testing.T) {
 	evs := sweep("node-a", 10)
-	one := len(batchOf(t, evs[:1]))
+	one := len(eventstest.Batch(t, evs[:1]))
 	tests := []struct {
 		name       string
 		lim        events.BatchLimits
@@ -174,7 +161,7 @@ func encoded(t testing.TB, e events.Event) []byte {
 func editBatch(t *testing.T, f func(m map[string]any, evs []any)) []byte {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(batchOf(t, sweep("node-a", 3)), &m); err != nil {
+	if err := json.Unmarshal(eventstest.Batch(t, sweep("node-a", 3)), &m); err != nil {
 		t.Fatal(err)
 	}
 	evs, _ := m["events"].([]any)

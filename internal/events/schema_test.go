@@ -177,7 +177,7 @@ func TestBatchesMatchTheBatchSchema(t *testing.T) {
 	s, _ := loadSchema(t, events.TypeBatch)
 	for _, typ := range events.Types {
 		t.Run(string(typ), func(t *testing.T) {
-			data := batchOf(t, sameSubject(typ))
+			data := eventstest.Batch(t, sameSubject(typ))
 			if err := validateJSON(t, s, data); err != nil {
 				t.Errorf("%s does not match the batch schema: %v", data, err)
 			}
@@ -230,7 +230,7 @@ func TestBatchSchemaAgreesWithDecodeAll(t *testing.T) {
 		}
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(batchOf(t, sameSubject(events.TypeGPUSample)), &m); err != nil {
+	if err := json.Unmarshal(eventstest.Batch(t, sameSubject(events.TypeGPUSample)), &m); err != nil {
 		t.Fatal(err)
 	}
 	got := slices.Sorted(maps.Keys(doc.Properties))

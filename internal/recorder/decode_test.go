@@ -23,19 +23,6 @@ func encoded(t testing.TB, e events.Event) []byte {
 	return b
 }
 
-// batchOf encodes evs, which share a subject, as one batch message.
-func batchOf(t testing.TB, evs []events.Event) []byte {
-	t.Helper()
-	msgs, err := events.Batches(evs, events.BatchLimits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(msgs) != 1 || msgs[0].Events != len(evs) {
-		t.Fatalf("Batches made %d messages, want one of %d events", len(msgs), len(evs))
-	}
-	return msgs[0].Data
-}
-
 // sameSubject returns n samples of type t on one subject: one node's GPUs, one workload's replicas.
 func sameSubject(t events.Type, n int) []events.Event {
 	var out []events.Event
@@ -66,7 +53,7 @@ func TestFastDecodeTakesPlainSamplesAndBatches(t *testing.T) {
 		})
 		t.Run(string(typ)+"/batch", func(t *testing.T) {
 			d := newDecoder()
-			data := batchOf(t, evs)
+			data := eventstest.Batch(t, evs)
 			if _, ok := d.batch(typ, data); !ok {
 				t.Errorf("fast path refused a plain batch: %s", data)
 			}
@@ -81,7 +68,7 @@ func TestFastDecodeTakesPlainSamplesAndBatches(t *testing.T) {
 func TestDecodeRejectsWhatEventsRejects(t *testing.T) {
 	good := string(encoded(t, eventstest.Samples(at, 1)[2]))
 	gpus := sameSubject(events.TypeGPUSample, 3)
-	batch := string(batchOf(t, gpus))
+	batch := string(eventstest.Batch(t, gpus))
 	tests := []struct {
 		name string
 		data string
@@ -116,7 +103,7 @@ func FuzzFastDecode(f *testing.F) {
 	for i, e := range eventstest.Samples(at, 3) {
 		if t := e.EventType(); t == events.TypeGPUSample || t == events.TypeTokensSample {
 			f.Add(uint8(i), encoded(f, e))
-			f.Add(uint8(i), batchOf(f, sameSubject(t, 3)))
+			f.Add(uint8(i), eventstest.Batch(f, sameSubject(t, 3)))
 		}
 	}
 	f.Add(uint8(3), []byte(`{"type":"tokens.sample","reset":true,"Location":"x"}`))
@@ -158,7 +145,7 @@ func BenchmarkDecode(b *testing.B) {
 			name string
 			data []byte
 			n    int
-		}{{"single", encoded(b, evs[0]), 1}, {fmt.Sprintf("batch%d", len(evs)), batchOf(b, evs), len(evs)}} {
+		}{{"single", encoded(b, evs[0]), 1}, {fmt.Sprintf("batch%d", len(evs)), eventstest.Batch(b, evs), len(evs)}} {
 			d := newDecoder()
 			b.Run(string(typ)+"/"+in.name+"/fast", func(b *testing.B) {
 				for b.Loop() {

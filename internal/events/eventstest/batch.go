@@ -2,6 +2,7 @@ package eventstest
 
 import (
 	"context"
+	"testing"
 
 	"github.com/bursar-dev/bursar/internal/events"
 )
@@ -31,4 +32,17 @@ func (p *Publisher[T]) PublishBatch(_ context.Context, evs []events.Event) error
 	}
 	p.got = append(p.got, got...)
 	return nil
+}
+
+// Batch encodes evs, which must share a subject, as one batch message, failing tb otherwise.
+func Batch(tb testing.TB, evs []events.Event) []byte {
+	tb.Helper()
+	msgs, err := events.Batches(evs, events.BatchLimits{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Events != len(evs) {
+		tb.Fatalf("Batches made %d messages, want one of %d events", len(msgs), len(evs))
+	}
+	return msgs[0].Data
 }
