@@ -70,6 +70,9 @@ func (a *Actuator) check(at []any) error {
 		if a.Context == "" {
 			return fail("required for kind kubernetes: the kube context of this location's cluster", f("context")...)
 		}
+		if a.NodeWait < 0 {
+			return fail("want a duration of 0 (5m) or more", f("node_wait")...)
+		}
 	case KindWebhook:
 		u, err := url.Parse(a.URL)
 		if a.URL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

@@ -54,6 +54,10 @@ type Actuator struct {
 	Context    string `yaml:"context"`
 	Kubeconfig string `yaml:"kubeconfig"` // default: $KUBECONFIG or ~/.kube/config
 	Namespace  string `yaml:"namespace"`  // default: "default"
+	// NodeWait is how long a pod the scheduler marked Unschedulable may wait for a node (a
+	// cluster autoscaler, Karpenter) before it counts as pending for want of capacity and the
+	// arbiter gives its launch up. 0: 5 minutes.
+	NodeWait time.Duration `yaml:"node_wait"`
 
 	// webhook: where to POST actions, and where the signing secret comes from (an environment
 	// variable or a file; never the secret itself).

@@ -70,6 +70,7 @@ func TestBadFilesSayWhereAndWhat(t *testing.T) {
 		{"no gpu models, block style", strings.Replace(base, "{models: [H100-80GB], count: 1}", "\n      count: 1", 1), 8,
 			"field workloads[0].gpu: give gpu.models"},
 		{"webhook without secret", strings.Replace(base, "{kind: sim}", "{kind: webhook, url: 'https://x.example/h'}", 1), 5, "secret_env"},
+		{"negative node wait", strings.Replace(base, "{kind: sim}", "{kind: kubernetes, context: c, node_wait: -1m}", 1), 5, "field locations[0].actuator.node_wait: want a duration of 0 (5m) or more"},
 		{"kube without object", strings.Replace(base, "{kind: sim}", "{kind: kubernetes, context: c}", 1) + "    markets: [spot]\n", 0, "name the Deployment object that holds spot replicas"},
 		{"duplicate workload", base + "  - name: svc\n    gpu: {models: [H100-80GB], count: 1}\n", 10, `workload "svc" is defined twice`},
 		{"bad metric", base + "    scaling: {metric: qps, per_replica: 3}\n", 10, `unknown metric "qps"`},

@@ -35,7 +35,7 @@ type Actuator struct {
 // Options tune how Observe reads pods. The zero value takes the defaults.
 type Options struct {
 	// NodeWait is how long an Unschedulable pod may wait for a node before it counts as pending
-	// for want of capacity (default DefaultNodeWait).
+	// for want of capacity, where a location's node_wait does not say (default DefaultNodeWait).
 	NodeWait time.Duration
 	// Now is the clock the wait is measured on (default time.Now).
 	Now func() time.Time
@@ -89,6 +89,7 @@ type target struct {
 	namespace string
 	kind      string
 	name      string
+	nodeWait  time.Duration // how long an Unschedulable pod waits for a node at this location
 }
 
 func (a *Actuator) resolve(g actuate.Group) (target, error) {
@@ -114,7 +115,11 @@ func (a *Actuator) resolve(g actuate.Group) (target, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	return target{client: c, namespace: ns, kind: kind, name: name}, nil
+	wait := loc.Actuator.NodeWait
+	if wait <= 0 {
+		wait = a.opts.NodeWait
+	}
+	return target{client: c, namespace: ns, kind: kind, name: name, nodeWait: wait}, nil
 }
 
 func (t target) getScale(ctx context.Context) (*autoscalingv1.Scale, error) {

@@ -63,7 +63,7 @@ func (a *Actuator) place(ctx context.Context, tg target, sel *metav1.LabelSelect
 			continue
 		}
 		if pod.Spec.NodeName == "" {
-			if since, ok := unschedulableSince(pod); ok && now.Sub(since) >= a.opts.NodeWait {
+			if since, ok := unschedulableSince(pod); ok && now.Sub(since) >= tg.nodeWait {
 				p.noCapacity++
 			}
 			continue

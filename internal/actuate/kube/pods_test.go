@@ -10,11 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/kube"
 	"github.com/bursar-dev/bursar/internal/actuate/kube/kubetest"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
 // now is the fake clock of the actuator under test, and nodeWait its wait for a node.
@@ -193,4 +195,35 @@ func FuzzInstanceID(f *testing.F) {
 			t.Errorf("InstanceID(%q) = %q, not from the input", providerID, id)
 		}
 	})
+}
+
+// A location's node_wait in bursar.yaml overrides the actuator's default: with node_wait 1m, a pod
+// Unschedulable for 2 minutes is pending for capacity where the default wait (4m here) would
+// still give it a chance.
+func TestLocationNodeWaitOverridesTheDefault(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		nodeWait    string
+		wantPending int
+	}{
+		{"the default wait", "", 0},
+		{"the location's wait", ", node_wait: 1m", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			yaml := strings.Replace(fleetYAML, "namespace: inference}", "namespace: inference"+tt.nodeWait+"}", 1)
+			cfg, err := fleet.Parse([]byte(yaml), "test.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := kubetest.New(deployment("chat-spot", 1, 0), pod("s1", "chat-spot", podState{unschedulable: 2 * time.Minute}))
+			a := kube.New(cfg, map[string]kubernetes.Interface{"use1": c}, kube.Options{NodeWait: nodeWait, Now: func() time.Time { return now }})
+			obs, err := a.Observe(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(obs) != 1 || obs[0].Pending != tt.wantPending {
+				t.Fatalf("observed %+v, want %d pending", obs, tt.wantPending)
+			}
+		})
+	}
 }
