@@ -5,6 +5,7 @@
 package actuate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,12 @@ type Group struct {
 }
 
 func (g Group) String() string { return g.Workload + "@" + g.Location + "/" + string(g.Market) }
+
+// CompareGroups orders groups by workload, location and market, for a fixed order wherever one
+// matters (who gets the last capacity, which group a notice reaches first).
+func CompareGroups(a, b Group) int {
+	return cmp.Or(cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Location, b.Location), cmp.Compare(a.Market, b.Market))
+}
 
 // Target is one action as an actuator sees it: set Group's replicas to Replicas. ActionID is
 // stable across retries and restarts, so a receiver can deduplicate.

@@ -36,17 +36,20 @@ workloads:
 `
 
 // A reclaim notice names an EC2 instance; the kube actuator says which pods run on the node that
-// instance backs, so the notice takes that workload's replica, and a notice for an instance none
-// of the workloads runs on takes nothing (it was guessed onto the first workload in name order).
+// instance backs, so the notice takes that workload's replica (every workload's, where a node runs
+// several: it went to one of them), and a notice for an instance none of the workloads runs on
+// takes nothing (it was guessed onto the first workload in name order).
 func TestKubeNoticeReachesTheWorkloadOnItsInstance(t *testing.T) {
 	tests := []struct {
 		name         string
 		instance     string
+		shared       bool // both pods on the batch node
 		wantReclaims map[string]int
 	}{
-		{"the instance's workload", "i-0chat", map[string]int{"chat": 1, "batch": 0}},
-		{"another instance's workload", "i-0batch", map[string]int{"chat": 0, "batch": 1}},
-		{"an instance no workload runs on", "i-0other", map[string]int{"chat": 0, "batch": 0}},
+		{"the instance's workload", "i-0chat", false, map[string]int{"chat": 1, "batch": 0}},
+		{"another instance's workload", "i-0batch", false, map[string]int{"chat": 0, "batch": 1}},
+		{"an instance no workload runs on", "i-0other", false, map[string]int{"chat": 0, "batch": 0}},
+		{"a node both workloads run on", "i-0batch", true, map[string]int{"chat": 1, "batch": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +69,11 @@ func TestKubeNoticeReachesTheWorkloadOnItsInstance(t *testing.T) {
 			}
 			// The ReplicaSet controller, the scheduler and the kubelet: each pod on its own node.
 			must(t, c.RunReady("inference", "batch-spot", "batch-1", "ip-10-0-1-2.ec2.internal", "aws:///us-east-1a/i-0batch"))
-			must(t, c.RunReady("inference", "chat-spot", "chat-1", "ip-10-0-3-4.ec2.internal", "aws:///us-east-1a/i-0chat"))
+			chatNode, chatID := "ip-10-0-3-4.ec2.internal", "aws:///us-east-1a/i-0chat"
+			if tt.shared {
+				chatNode, chatID = "ip-10-0-1-2.ec2.internal", "aws:///us-east-1a/i-0batch"
+			}
+			must(t, c.RunReady("inference", "chat-spot", "chat-1", chatNode, chatID))
 			h.settle(ctx, r)
 
 			now := h.clock.Now()

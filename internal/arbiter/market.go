@@ -3,6 +3,7 @@ package arbiter
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,10 +33,11 @@ type market struct {
 	// observedAt is when each group was last observed: a report read back from the bus may
 	// arrive after a newer one the leader folded directly, and must not undo it.
 	observedAt map[actuate.Group]time.Time
-	instance   map[string]actuate.Group // instance or node name → group running there
-	starting   map[string]bool          // instances last reported not ready yet
-	seen       map[string]seenSpan      // when each instance was first and last reported
-	pruned     time.Time                // when seen and instance were last pruned
+	// instance is, by instance or node name, the groups running there, each with whether it was
+	// last reported not ready yet there. A node may run replicas of several workloads.
+	instance map[string]map[actuate.Group]bool
+	seen     map[string]seenSpan // when each instance was first and last reported
+	pruned   time.Time           // when seen and instance were last pruned
 }
 
 type notice struct {
@@ -61,7 +63,7 @@ type gpuUtil struct {
 func newMarket(cfg *fleet.Config) *market {
 	return &market{cfg: cfg, history: map[string][]placement.Observation{},
 		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{}, observedAt: map[actuate.Group]time.Time{},
-		instance: map[string]actuate.Group{}, starting: map[string]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
+		instance: map[string]map[actuate.Group]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
 }
 
 // offerID names an offer the way every arbiter names it, from what a price event says.
@@ -120,16 +122,33 @@ func (m *market) fold(obs []actuate.Observed, at time.Time, newerOnly bool) {
 		}
 		m.observed[o.Group] = o
 		for _, in := range o.Instances {
-			m.instance[in] = o.Group
-			delete(m.starting, in)
+			m.place(in, o.Group, false)
 			m.saw(in, at)
 		}
 		for _, in := range o.Starting {
-			m.instance[in], m.starting[in] = o.Group, true
+			m.place(in, o.Group, true)
 			m.saw(in, at)
 		}
 	}
 	m.prune(at)
+}
+
+// place records that group g runs on instance in. The groups there whose own last report no
+// longer names it have moved off it; a group whose report dropped it while no other group
+// replaced it keeps it, so a notice racing the report (the node draining) still finds its
+// workload. m.mu is held.
+func (m *market) place(in string, g actuate.Group, starting bool) {
+	there := m.instance[in]
+	if there == nil {
+		there = map[actuate.Group]bool{}
+		m.instance[in] = there
+	}
+	for other := range there {
+		if o := m.observed[other]; other != g && !slices.Contains(o.Instances, in) && !slices.Contains(o.Starting, in) {
+			delete(there, other)
+		}
+	}
+	there[g] = starting
 }
 
 // seenSpan is when an instance was first and last in a report.
@@ -157,7 +176,6 @@ func (m *market) prune(now time.Time) {
 		if now.Sub(sp.last) > historyMemory {
 			delete(m.seen, in)
 			delete(m.instance, in)
-			delete(m.starting, in)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
 				continue
 			}
 			for excess := b.count(g) - n; excess > 0; excess-- {
-				i := newestLaunching(b, g)
+				i := newestLaunching(b, g, nil)
 				if i < 0 {
 					i = newestIn(b, g)
 				}

@@ -25,89 +25,141 @@ func (s *Service) settle(now time.Time) map[string]bool {
 	return dirty
 }
 
-// applyNotices marks one replica reclaimed per notice not yet applied. A notice names an instance
-// or node; the actuators' reports say which group runs there. Without a match, at a location whose
-// actuator names no instances, the notice falls on a ready spot replica there (groups in name
-// order), since a provider reclaims spot capacity only.
+// applyNotices marks reclaimed the replicas each notice takes that no book has applied yet. A
+// notice names an instance or node; the actuators' reports say which groups run there (a node may
+// run replicas of several workloads, and several of one group), and it takes each of them. Without
+// a match, at a location whose actuator names no instances, the notice falls on one ready spot
+// replica there (groups in name order), since a provider reclaims spot capacity only.
 func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
-	applied := map[string]bool{}
-	for _, b := range s.books {
+	applied := map[string]map[string]bool{} // notice id → the workloads whose books applied it
+	for w, b := range s.books {
 		for _, n := range b.Notices {
-			applied[n] = true
+			if applied[n] == nil {
+				applied[n] = map[string]bool{}
+			}
+			applied[n][w] = true
 		}
 	}
 	s.mk.mu.Lock()
 	var todo []notice
 	for id, n := range s.mk.notices {
-		switch {
-		case now.Sub(n.e.Deadline) > time.Hour:
+		if now.Sub(n.e.Deadline) > time.Hour {
 			delete(s.mk.notices, id)
-		case !applied[id]: // one past its deadline still takes its replica (a zero notice)
-			todo = append(todo, n)
+			continue
 		}
+		todo = append(todo, n) // one past its deadline still takes its replicas (a zero notice)
 	}
 	s.mk.mu.Unlock()
 	slices.SortFunc(todo, func(a, b notice) int { return cmp.Or(a.e.NoticeAt.Compare(b.e.NoticeAt), cmp.Compare(a.e.ID, b.e.ID)) })
 	for _, n := range todo {
-		b, i := s.victim(n, !n.e.Deadline.After(now))
-		if b == nil {
-			continue
+		for _, h := range s.victims(n, !n.e.Deadline.After(now), applied[n.e.ID]) {
+			s.reclaimed(h.b, h.i, n)
+			dirty[h.b.Workload] = true
 		}
-		r := &b.Replicas[i]
-		r.State, r.Deadline, r.Notice = placement.StateReclaimed, n.e.Deadline, n.e.ID
+	}
+}
+
+// reclaimed marks b's replica i taken by notice n and records the preemption for the hazard.
+func (s *Service) reclaimed(b *Book, i int, n notice) {
+	r := &b.Replicas[i]
+	r.State, r.Deadline, r.Notice = placement.StateReclaimed, n.e.Deadline, n.e.ID
+	if !slices.Contains(b.Notices, n.e.ID) {
 		b.Notices = append(b.Notices, n.e.ID)
 		if len(b.Notices) > maxDone {
 			b.Notices = slices.Clone(b.Notices[len(b.Notices)-maxDone:])
 		}
-		ob := placement.Observation{At: n.e.NoticeAt, Kind: placement.ObsPreempted, Lived: n.e.NoticeAt.Sub(r.Since)}
-		s.mk.mu.Lock()
-		s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
-		s.mk.mu.Unlock()
-		s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
-		dirty[b.Workload] = true
 	}
+	ob := placement.Observation{At: n.e.NoticeAt, Kind: placement.ObsPreempted, Lived: n.e.NoticeAt.Sub(r.Since)}
+	s.mk.mu.Lock()
+	s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
+	s.mk.mu.Unlock()
+	s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
 }
 
-// victim finds the replica a notice takes: in the group running the named instance (the newest
-// launching replica when the instance was still starting, else the ready replica launched last
-// before the instance was first reported, or else the oldest ready one), else, unless
-// exact, in the spot groups at the notice's location, the oldest ready replica there. A notice
-// past its deadline is applied exactly or not at all: a guess would take a replica that was
-// launched after the loss. Where the actuator names its instances, a notice for one it does not
-// name struck something else and takes nothing (it stays, in case a later report names it).
-func (s *Service) victim(n notice, exact bool) (*Book, int) {
-	s.mk.mu.Lock()
-	g, ok := s.mk.instance[n.e.Instance]
-	name := n.e.Instance
-	if !ok && n.e.Node != "" {
-		g, ok = s.mk.instance[n.e.Node]
-		name = n.e.Node
-	}
-	starting := s.mk.starting[name]
-	first := s.mk.seen[name].first
-	named := s.mk.namesInstancesAt(n.e.Location)
-	s.mk.mu.Unlock()
-	if ok {
-		if b := s.books[g.Workload]; b != nil {
-			if i := launchedBefore(b, g, first); i >= 0 && !starting {
-				return b, i
+// hit is one replica a notice takes: b's replica i.
+type hit struct {
+	b *Book
+	i int
+}
+
+// occupant is a group on a noticed instance: how many of its replicas run there, and whether it
+// was last reported still starting there.
+type occupant struct {
+	g        actuate.Group
+	n        int
+	starting bool
+}
+
+// victims finds the replicas a notice takes, skipping the workloads in done (their books applied
+// it already). In each group running the named instance, as many replicas as the group runs there:
+// the newest launching ones when the instance was still starting, else the ready replicas launched
+// last before the instance was first reported, or else the oldest ready ones. With no such group
+// and no book having applied it, unless exact, one guess: in the spot groups at the notice's
+// location, the oldest ready replica there. A notice past its deadline is applied exactly or not
+// at all: a guess would take a replica that was launched after the loss. Where the actuator names
+// its instances, a notice for one it does not name struck something else and takes nothing (it
+// stays, in case a later report names it).
+func (s *Service) victims(n notice, exact bool, done map[string]bool) []hit {
+	there, first, named := s.occupants(n)
+	var out []hit
+	for _, o := range there {
+		b := s.books[o.g.Workload]
+		if b == nil || done[o.g.Workload] {
+			continue
+		}
+		taken := map[int]bool{}
+		for range o.n {
+			i := launchedBefore(b, o.g, first, taken)
+			if i < 0 || o.starting {
+				i = pick(b, o.g, o.starting, taken)
 			}
-			if i := pick(b, g, starting); i >= 0 {
-				return b, i
+			if i < 0 {
+				break
 			}
+			taken[i] = true
+			out = append(out, hit{b, i})
 		}
 	}
-	if exact || named {
-		return nil, -1
+	if len(out) > 0 || exact || named || len(done) > 0 {
+		return out
 	}
 	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		g := actuate.Group{Workload: w, Location: n.e.Location, Market: "spot"}
-		if i := oldestReady(b, g); i >= 0 {
-			return b, i
+		if i := oldestReady(b, g, nil); i >= 0 {
+			return []hit{{b, i}}
 		}
 	}
-	return nil, -1
+	return nil
+}
+
+// occupants are the groups on the instance (or else node) a notice names, in group order; first is
+// when the instance was first reported, and named whether the actuator at the notice's location
+// names its instances at all.
+func (s *Service) occupants(n notice) (there []occupant, first time.Time, named bool) {
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	name := n.e.Instance
+	if len(s.mk.instance[name]) == 0 && n.e.Node != "" {
+		name = n.e.Node
+	}
+	for g, starting := range s.mk.instance[name] {
+		o := s.mk.observed[g]
+		k := max(count(o.Instances, name)+count(o.Starting, name), 1)
+		there = append(there, occupant{g: g, n: k, starting: starting})
+	}
+	slices.SortFunc(there, func(a, b occupant) int { return actuate.CompareGroups(a.g, b.g) })
+	return there, s.mk.seen[name].first, s.mk.namesInstancesAt(n.e.Location)
+}
+
+func count(xs []string, x string) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
 }
 
 // namesInstancesAt says whether the actuator at location reports which instances its groups run
@@ -123,11 +175,11 @@ func (m *market) namesInstancesAt(location string) bool {
 
 // launchedBefore is the ready replica of g that an instance first reported at first runs: the
 // one launched last before then, since an instance is reported only after its launch. It is -1
-// when no ready replica of g was launched before first.
-func launchedBefore(b *Book, g actuate.Group, first time.Time) int {
+// when no ready replica of g was launched before first. Replicas in taken are skipped.
+func launchedBefore(b *Book, g actuate.Group, first time.Time, taken map[int]bool) int {
 	at := -1
 	for i, r := range b.Replicas {
-		if r.group(b.Workload) == g && r.State == placement.StateReady && !r.Since.After(first) &&
+		if !taken[i] && r.group(b.Workload) == g && r.State == placement.StateReady && !r.Since.After(first) &&
 			(at < 0 || !r.Since.Before(b.Replicas[at].Since)) {
 			at = i
 		}
@@ -137,33 +189,33 @@ func launchedBefore(b *Book, g actuate.Group, first time.Time) int {
 
 // pick is the replica of g a notice for one of its instances takes: the newest launching one for
 // an instance still starting, else the oldest ready one; either falls back on the other.
-func pick(b *Book, g actuate.Group, starting bool) int {
+func pick(b *Book, g actuate.Group, starting bool, taken map[int]bool) int {
 	if starting {
-		if i := newestLaunching(b, g); i >= 0 {
+		if i := newestLaunching(b, g, taken); i >= 0 {
 			return i
 		}
-		return oldestReady(b, g)
+		return oldestReady(b, g, taken)
 	}
-	if i := oldestReady(b, g); i >= 0 {
+	if i := oldestReady(b, g, taken); i >= 0 {
 		return i
 	}
-	return newestLaunching(b, g)
+	return newestLaunching(b, g, taken)
 }
 
-func newestLaunching(b *Book, g actuate.Group) int {
+func newestLaunching(b *Book, g actuate.Group, taken map[int]bool) int {
 	at := -1
 	for i, r := range b.Replicas {
-		if r.group(b.Workload) == g && r.State == placement.StateLaunching && (at < 0 || !r.Since.Before(b.Replicas[at].Since)) {
+		if !taken[i] && r.group(b.Workload) == g && r.State == placement.StateLaunching && (at < 0 || !r.Since.Before(b.Replicas[at].Since)) {
 			at = i
 		}
 	}
 	return at
 }
 
-func oldestReady(b *Book, g actuate.Group) int {
+func oldestReady(b *Book, g actuate.Group, taken map[int]bool) int {
 	at := -1
 	for i, r := range b.Replicas {
-		if r.group(b.Workload) == g && r.State == placement.StateReady && (at < 0 || r.Since.Before(b.Replicas[at].Since)) {
+		if !taken[i] && r.group(b.Workload) == g && r.State == placement.StateReady && (at < 0 || r.Since.Before(b.Replicas[at].Since)) {
 			at = i
 		}
 	}

@@ -8,7 +8,6 @@
 package sim
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -136,10 +135,6 @@ func (f *Fleet) Observe(_ context.Context) ([]actuate.Observed, error) {
 	return out, nil
 }
 
-func compareGroups(a, b actuate.Group) int {
-	return cmp.Or(cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Location, b.Location), cmp.Compare(a.Market, b.Market))
-}
-
 // keys are the groups in a fixed order, so that who gets the last capacity is deterministic. The
 // order is kept as groups are added: a fleet steps on every call, and sorting a thousand groups
 // each time cost more than the rest of the call.
@@ -165,7 +160,7 @@ func (f *Fleet) group(k actuate.Group) *group {
 	if !ok {
 		g = &group{dying: map[int]time.Time{}}
 		f.groups[k] = g
-		i, _ := slices.BinarySearchFunc(f.order, k, compareGroups)
+		i, _ := slices.BinarySearchFunc(f.order, k, actuate.CompareGroups)
 		f.order = slices.Insert(f.order, i, k)
 	}
 	return g
