@@ -3,7 +3,6 @@ package bus_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,17 +13,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/events/eventstest"
 )
-
-// sweep returns n GPU samples of one node, as the GPU collector reads them together.
-func sweep(node string, n int) []events.Event {
-	out := make([]events.Event, n)
-	for i := range out {
-		out[i] = events.Stamp(&events.GPUSample{Meta: events.Meta{At: at}, Location: "aws-use1", Node: node,
-			UUID: fmt.Sprintf("GPU-%s-%d", node, i), Index: i % 8, Model: "H100-80GB", UtilizationPct: float64(i % 100),
-			MemoryUsedBytes: 1 << 30, MemoryTotalBytes: 80 << 30, PowerW: 300, TemperatureC: 50})
-	}
-	return out
-}
 
 // stored returns the payloads a stream holds, in order.
 func stored(t *testing.T, env *bustest.Env, stream string) [][]byte {
@@ -55,7 +43,7 @@ func TestPublishBatchIsHandedOverEventByEvent(t *testing.T) {
 	run(t, env, bus.ConsumerSpec{Stream: bus.Telemetry, Durable: "batch"}, rec.handle)
 	run(t, env, bus.ConsumerSpec{Stream: bus.Market, Durable: "batch"}, rec.handle)
 	price := eventstest.Samples(at, 1)[0]
-	sent := append(append(sweep("node-a", 8), sweep("node-b", 3)...), price)
+	sent := append(append(eventstest.Sweep("node-a", 8, at), eventstest.Sweep("node-b", 3, at)...), price)
 	if err := bus.NewPublisher(env.JS).PublishBatch(context.Background(), sent); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +68,7 @@ func TestPublishBatchTwiceIsStoredOnce(t *testing.T) {
 	env := bustest.Start(t)
 	pub := bus.NewPublisher(env.JS)
 	for range 2 {
-		if err := pub.PublishBatch(context.Background(), sweep("node-a", 8)); err != nil {
+		if err := pub.PublishBatch(context.Background(), eventstest.Sweep("node-a", 8, at)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +79,7 @@ func TestPublishBatchTwiceIsStoredOnce(t *testing.T) {
 
 func TestPublishBatchCutsLargeBatchesWellUnderTheLimit(t *testing.T) {
 	env := bustest.Start(t)
-	sent := sweep("node-a", 3000)
+	sent := eventstest.Sweep("node-a", 3000, at)
 	if err := bus.NewPublisher(env.JS).PublishBatch(context.Background(), sent); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +103,7 @@ func TestPublishBatchCutsLargeBatchesWellUnderTheLimit(t *testing.T) {
 
 func TestABatchWithAPoisonEventHandlesTheOthersThenDeadLetters(t *testing.T) {
 	env := bustest.Start(t)
-	evs := sweep("node-a", 3)
+	evs := eventstest.Sweep("node-a", 3, at)
 	poison := evs[1].Header().ID
 	rec := newRecorder()
 	rec.fail = func(e events.Event, _ int) error {
@@ -143,7 +131,7 @@ func TestABatchWithAPoisonEventHandlesTheOthersThenDeadLetters(t *testing.T) {
 
 func TestATransientFailureRedeliversTheWholeBatch(t *testing.T) {
 	env := bustest.Start(t)
-	evs := sweep("node-a", 3)
+	evs := eventstest.Sweep("node-a", 3, at)
 	rec := newRecorder()
 	rec.fail = func(e events.Event, seenBefore int) error {
 		if e.Header().ID == evs[2].Header().ID && seenBefore == 0 {

@@ -18,7 +18,7 @@ func TestDecodeAllRejects(t *testing.T) {
 	inEvent := func(i int, k string, v any) func(map[string]any, []any) {
 		return func(_ map[string]any, evs []any) { evs[i].(map[string]any)[k] = v }
 	}
-	other := encoded(t, sweep("node-b", 1)[0])
+	other := encoded(t, eventstest.Sweep("node-b", 1, at)[0])
 	var otherNode map[string]any
 	if err := json.Unmarshal(other, &otherNode); err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestDecodeAllRejects(t *testing.T) {
 }
 
 func TestDecodeAllReadsABatchWrittenAnotherWay(t *testing.T) {
-	evs := sweep("node-a", 2)
+	evs := eventstest.Sweep("node-a", 2, at)
 	tests := []struct {
 		name string
 		data []byte
@@ -102,7 +102,7 @@ func FuzzDecodeAll(f *testing.F) {
 	for _, e := range eventstest.Samples(at, 1) {
 		f.Add(encoded(f, e))
 	}
-	f.Add(eventstest.Batch(f, sweep("node-a", 3)))
+	f.Add(eventstest.Batch(f, eventstest.Sweep("node-a", 3, at)))
 	f.Add([]byte(`{"type":"batch","version":"1","id":"x","event_type":"gpu.sample","events":[{}]}`))
 	f.Add([]byte(`{"event_type":"tokens.sample","type":"batch"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

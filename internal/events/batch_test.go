@@ -3,7 +3,6 @@ package events_test
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,19 +11,8 @@ import (
 	"github.com/bursar-dev/bursar/internal/events/eventstest"
 )
 
-// sweep returns one node's GPU samples, as the GPU collector publishes them.
-func sweep(node string, n int) []events.Event {
-	out := make([]events.Event, n)
-	for i := range out {
-		out[i] = events.Stamp(&events.GPUSample{Meta: events.Meta{At: at}, Location: "aws-use1", Node: node,
-			UUID: fmt.Sprintf("GPU-%s-%d", node, i), Index: i, Model: "H100-80GB", UtilizationPct: float64(10 * i),
-			MemoryUsedBytes: int64(i) << 30, MemoryTotalBytes: 80 << 30, PowerW: 300 + float64(i), TemperatureC: 50})
-	}
-	return out
-}
-
 func TestBatchesGroupBySubjectAndDecodeBack(t *testing.T) {
-	a, b := sweep("node-a", 8), sweep("node-b", 3)
+	a, b := eventstest.Sweep("node-a", 8, at), eventstest.Sweep("node-b", 3, at)
 	lone := eventstest.Samples(at, 1)[0] // a price, alone on its subject
 	in := []events.Event{a[0], b[0], a[1], lone}
 	in = append(append(in, a[2:]...), b[1:]...)
@@ -77,7 +65,7 @@ func msgID(evs []events.Event) string {
 }
 
 func TestBatchesChunkWithinLimits(t *testing.T) {
-	evs := sweep("node-a", 10)
+	evs := eventstest.Sweep("node-a", 10, at)
 	one := len(eventstest.Batch(t, evs[:1]))
 	tests := []struct {
 		name       string
@@ -119,7 +107,7 @@ func TestBatchesChunkWithinLimits(t *testing.T) {
 }
 
 func TestBatchesSendARepeatedEventOnce(t *testing.T) {
-	evs := sweep("node-a", 3)
+	evs := eventstest.Sweep("node-a", 3, at)
 	msgs, err := events.Batches(append(evs, evs[1]), events.BatchLimits{})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +118,7 @@ func TestBatchesSendARepeatedEventOnce(t *testing.T) {
 }
 
 func TestBatchesNameTheInvalidEvent(t *testing.T) {
-	evs := sweep("node-a", 3)
+	evs := eventstest.Sweep("node-a", 3, at)
 	evs[2].(*events.GPUSample).UtilizationPct = 120
 	_, err := events.Batches(evs, events.BatchLimits{})
 	if !errors.Is(err, events.ErrOutOfRange) || !strings.Contains(err.Error(), "event 2") ||
@@ -161,7 +149,7 @@ func encoded(t testing.TB, e events.Event) []byte {
 func editBatch(t *testing.T, f func(m map[string]any, evs []any)) []byte {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(eventstest.Batch(t, sweep("node-a", 3)), &m); err != nil {
+	if err := json.Unmarshal(eventstest.Batch(t, eventstest.Sweep("node-a", 3, at)), &m); err != nil {
 		t.Fatal(err)
 	}
 	evs, _ := m["events"].([]any)

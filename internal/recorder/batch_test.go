@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,19 +13,9 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/events/eventstest"
 	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
-
-// nodeSweep returns one node's GPU samples at t, as the GPU collector publishes them.
-func nodeSweep(node string, n int, t time.Time) []events.Event {
-	out := make([]events.Event, n)
-	for i := range out {
-		out[i] = events.Stamp(&events.GPUSample{Meta: events.Meta{At: t}, Location: "aws-use1", Node: node,
-			UUID: fmt.Sprintf("GPU-%s-%d", node, i), Index: i, Model: "H100-80GB", UtilizationPct: float64(10 * i),
-			MemoryUsedBytes: int64(i) << 30, MemoryTotalBytes: 80 << 30, PowerW: 300 + float64(i), TemperatureC: 50})
-	}
-	return out
-}
 
 func publishBatch(t *testing.T, env *bustest.Env, evs []events.Event) {
 	t.Helper()
@@ -40,14 +29,14 @@ func TestBatchesAreRecordedRowByRow(t *testing.T) {
 	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 	var sent []events.Event
 	for i := range 3 {
-		sweep := append(nodeSweep("node-a", 8, at.Add(time.Duration(i)*time.Minute)),
-			nodeSweep("node-b", 4, at.Add(time.Duration(i)*time.Minute))...)
+		sweep := append(eventstest.Sweep("node-a", 8, at.Add(time.Duration(i)*time.Minute)),
+			eventstest.Sweep("node-b", 4, at.Add(time.Duration(i)*time.Minute))...)
 		publishBatch(t, env, sweep)
 		sent = append(sent, sweep...)
 	}
 	scrape := sameSubject(events.TypeTokensSample, 6)
 	publishBatch(t, env, scrape)
-	publish(t, env, nodeSweep("node-c", 1, at)) // a single event among the batches
+	publish(t, env, eventstest.Sweep("node-c", 1, at)) // a single event among the batches
 
 	reg := prometheus.NewRegistry()
 	r := New(env.JS, st, Config{Streams: []string{bus.Telemetry}, Registerer: reg})
@@ -91,8 +80,8 @@ func TestBatchesAreRecordedRowByRow(t *testing.T) {
 func TestABatchWithAnUnstorableEventStoresTheOthersAndDeadLettersIt(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
 	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
-	sweep := nodeSweep("node-a", 3, at)
-	far := nodeSweep("node-a", 3, time.Date(2350, 1, 1, 0, 0, 0, 0, time.UTC))[1] // DateTime64 ends in 2299
+	sweep := eventstest.Sweep("node-a", 3, at)
+	far := eventstest.Sweep("node-a", 3, time.Date(2350, 1, 1, 0, 0, 0, 0, time.UTC))[1] // DateTime64 ends in 2299
 	sweep[1] = far
 	publishBatch(t, env, sweep)
 	stop := start(t, env, st, Config{Streams: []string{bus.Telemetry}})

@@ -48,3 +48,16 @@ func Samples(at time.Time, n int) []events.Event {
 	}
 	return all
 }
+
+// Sweep returns n GPU samples of one node at t, as the GPU collector reads them together. The
+// values cycle every ten GPUs, so any n gives valid samples.
+func Sweep(node string, n int, t time.Time) []events.Event {
+	out := make([]events.Event, n)
+	for i := range out {
+		k := i % 10
+		out[i] = events.Stamp(&events.GPUSample{Meta: events.Meta{At: t}, Location: "aws-use1", Node: node,
+			UUID: fmt.Sprintf("GPU-%s-%d", node, i), Index: k, Model: "H100-80GB", UtilizationPct: float64(10 * k),
+			MemoryUsedBytes: int64(k) << 30, MemoryTotalBytes: 80 << 30, PowerW: 300 + float64(k), TemperatureC: 50})
+	}
+	return out
+}
