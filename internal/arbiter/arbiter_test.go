@@ -2,7 +2,6 @@ package arbiter_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -120,30 +119,10 @@ func TestReclaimDoesNotWaitForAFullPlan(t *testing.T) {
 	r := place(ctx, t, h, func() *running { return h.start("a1", func(o *arbiter.Options) { o.Caps = caps }) })
 	caps.hold()
 	defer caps.release()
-	passed := make(chan struct{})
-	go func() { r.Pass(ctx); close(passed) }()
-	select {
-	case <-caps.held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the full pass never planned")
-	}
-	notice, ok := h.sim.Reclaim("a", 2*time.Minute)
-	if !ok {
-		t.Fatal("no spot instance to reclaim in zone a")
-	}
-	before := len(h.sim.Calls()) // placement's own fallback launches are not replacements
-	if err := h.pub.Publish(ctx, notice); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the replacement reaches the actuator while a full plan waits", func() bool {
-		return slices.ContainsFunc(h.sim.Calls()[before:], isReplacement)
-	})
+	passed := h.heldPass(ctx, t, r, caps)
+	h.reclaimIsReplaced(ctx, t, "a", "a full plan waits")
 	caps.release()
-	select {
-	case <-passed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the full pass never ended")
-	}
+	await(t, passed, "the full pass to end")
 	if n := r.PlansDropped(); n < 1 {
 		t.Errorf("%v full plans dropped, want the one made before the reclaim changed the books", n)
 	}

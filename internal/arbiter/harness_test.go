@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -170,6 +171,43 @@ func (h *harness) settle(ctx context.Context, r *running) {
 	r.Pass(ctx)
 	eventually(h.t, "no action is in flight", func() bool { return r.InFlight() == 0 })
 	r.Report(ctx)
+}
+
+// heldPass runs a full pass that caps holds (caps.hold was called) and returns once it waits
+// there; the channel closes when the pass ends.
+func (h *harness) heldPass(ctx context.Context, t *testing.T, r *running, caps *heldCaps) <-chan struct{} {
+	t.Helper()
+	passed := make(chan struct{})
+	go func() { r.Pass(ctx); close(passed) }()
+	await(t, caps.held, "the full pass to begin")
+	return passed
+}
+
+// reclaimIsReplaced publishes a reclaim notice for a spot instance in zone and waits until its
+// replacement reaches the actuator.
+func (h *harness) reclaimIsReplaced(ctx context.Context, t *testing.T, zone, while string) {
+	t.Helper()
+	notice, ok := h.sim.Reclaim(zone, 2*time.Minute)
+	if !ok {
+		t.Fatalf("no spot instance to reclaim in zone %s", zone)
+	}
+	before := len(h.sim.Calls()) // placement's own fallback launches are not replacements
+	if err := h.pub.Publish(ctx, notice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the replacement reaches the actuator while "+while, func() bool {
+		return slices.ContainsFunc(h.sim.Calls()[before:], isReplacement)
+	})
+}
+
+// await waits up to 10 s for a value on ch or its close.
+func await[T any](t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
 }
 
 // settleReclaim lets a reclaim play out (five rounds of 30 s), then checks that want replicas are

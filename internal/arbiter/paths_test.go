@@ -3,7 +3,6 @@ package arbiter_test
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,38 +96,12 @@ func TestReclaimIsAnsweredDuringAFullPassAndASlowWrite(t *testing.T) {
 	defer store.release("batch")
 	caps.hold()
 	defer caps.release()
-	passed := make(chan struct{})
-	go func() { r.Pass(ctx); close(passed) }()
-	select {
-	case <-caps.held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the full pass never began")
-	}
-	select {
-	case <-store.waiting:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no write of batch's book began")
-	}
-
-	notice, ok := h.sim.Reclaim("a", 2*time.Minute)
-	if !ok {
-		t.Fatal("no spot instance to reclaim in zone a")
-	}
-	before := len(h.sim.Calls())
-	if err := h.pub.Publish(ctx, notice); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the replacement reaches the actuator while the full pass and the write wait", func() bool {
-		return slices.ContainsFunc(h.sim.Calls()[before:], isReplacement)
-	})
-
+	passed := h.heldPass(ctx, t, r, caps)
+	await(t, store.waiting, "a write of batch's book to begin")
+	h.reclaimIsReplaced(ctx, t, "a", "the full pass and the write wait")
 	store.release("batch")
 	caps.release()
-	select {
-	case <-passed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the full pass never ended")
-	}
+	await(t, passed, "the full pass to end")
 	h.settleReclaim(ctx, t, r, 3) // svc's two and batch's one
 }
 
