@@ -73,7 +73,10 @@ func (s *Service) alreadyApplied(ctx context.Context, rec Record) bool {
 // book undoes the action's effect so the next plan tries elsewhere), or left to retry. The
 // outcome is announced once it is durable.
 func (s *Service) end(ctx context.Context, workload string, rec Record, callErr error, outcome string) bool {
-	status, detail, ok := s.settleCall(workload, rec, callErr, &outcome)
+	status, detail, failed, ok := s.settleCall(workload, rec, callErr)
+	if failed {
+		outcome = "failed"
+	}
 	if !ok {
 		return false
 	}
@@ -89,13 +92,14 @@ func (s *Service) end(ctx context.Context, workload string, rec Record, callErr 
 }
 
 // settleCall applies a call's outcome to the book and touches it. status is empty for a call
-// left to retry; ok is false when the book is gone (not leading) or no longer holds the action.
-func (s *Service) settleCall(workload string, rec Record, callErr error, outcome *string) (status events.ActionStatus, detail string, ok bool) {
+// left to retry, failed says the action failed for good; ok is false when the book is gone (not
+// leading) or no longer holds the action.
+func (s *Service) settleCall(workload string, rec Record, callErr error) (status events.ActionStatus, detail string, failed, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.books[workload]
 	if !s.leading || b == nil || b.record(rec.Target.ActionID) == nil {
-		return "", "", false
+		return "", "", false, false
 	}
 	s.truth.applied[rec.Target.Group] = s.reportSeq.Load()
 	s.touch(b)
@@ -104,18 +108,17 @@ func (s *Service) settleCall(workload string, rec Record, callErr error, outcome
 		s.ended(b, rec.Drain, s.o.Clock.Now())
 		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })
 		b.finish(rec.Target.ActionID)
-		return events.ActionApplied, "", true
+		return events.ActionApplied, "", false, true
 	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
 		undo(b, rec)
 		b.finish(rec.Target.ActionID)
-		*outcome = "failed"
-		return events.ActionFailed, callErr.Error(), true
+		return events.ActionFailed, callErr.Error(), true, true
 	default:
 		b.record(rec.Target.ActionID).LastError = callErr.Error()
 		s.log.Warn("actuator call failed; will retry", "action", rec.Target.ActionID, "group", rec.Target.Group.String(),
 			"try", rec.Tries, "err", callErr)
 		s.m.actions.WithLabelValues(rec.Target.Kind, "retried").Inc()
-		return "", "", true
+		return "", "", false, true
 	}
 }
 

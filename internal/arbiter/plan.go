@@ -18,11 +18,7 @@ import (
 // observed, plan, record the actions and hand them to the workers. A reclaim is answered from the
 // planner the last full pass left (quick); every other pass re-plans the whole estate (full).
 func (s *Service) pass(ctx context.Context, trigger string) {
-	if !s.Leading() {
-		return
-	}
-	if n := s.behind.Load(); n > 0 {
-		s.log.Debug("not planning yet: still reading the backlog", "inputs_behind", n)
+	if !s.mayPlan() {
 		return
 	}
 	start := time.Now()
@@ -36,12 +32,24 @@ func (s *Service) pass(ctx context.Context, trigger string) {
 // first pass after taking the lead), a full pass run by planLoop, so that the loop goes on
 // renewing the lease while a large estate is planned.
 func (s *Service) answer(ctx context.Context) {
-	if !s.Leading() || s.behind.Load() > 0 {
+	if !s.mayPlan() {
 		return
 	}
 	if !s.quick(ctx, "reclaim", time.Now()) {
 		s.requestFull("reclaim")
 	}
+}
+
+// mayPlan says whether this arbiter leads and has folded its inputs' backlog.
+func (s *Service) mayPlan() bool {
+	if !s.Leading() {
+		return false
+	}
+	if n := s.behind.Load(); n > 0 {
+		s.log.Debug("not planning yet: still reading the backlog", "inputs_behind", n)
+		return false
+	}
+	return true
 }
 
 // quick answers a reclaim from the planner of the last full pass, brought up to date with what

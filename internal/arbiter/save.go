@@ -115,29 +115,25 @@ func (s *Service) saveLoop(ctx context.Context) {
 	}
 }
 
-// saveAll writes every touched book, saveWorkers at a time, and returns once all are durable or
-// a write failed. It warns when writing them took a large part of the lease's TTL: the lease is
-// renewed apart from the writes, but a store that slow will soon fail the compare-and-set races
-// it needs.
-func (s *Service) saveAll(ctx context.Context) bool {
+// saveAll writes every touched book, saveWorkers at a time, and returns once each is durable or
+// its write failed (flush logs that and ends the lead). It warns when writing them took a large
+// part of the lease's TTL: the lease is renewed apart from the writes, but a store that slow will
+// soon fail the compare-and-set races it needs.
+func (s *Service) saveAll(ctx context.Context) {
 	s.mu.Lock()
 	todo := sortedKeys(s.unsaved)
 	clear(s.unsaved)
 	s.mu.Unlock()
 	if len(todo) == 0 {
-		return true
+		return
 	}
 	start := time.Now()
 	queue := make(chan string)
-	var failed sync.Once
-	ok := true
 	var wg sync.WaitGroup
 	for range min(saveWorkers, len(todo)) {
 		wg.Go(func() {
 			for w := range queue {
-				if err := s.flush(ctx, w); err != nil {
-					failed.Do(func() { ok = false })
-				}
+				_ = s.flush(ctx, w)
 			}
 		})
 	}
@@ -150,7 +146,6 @@ func (s *Service) saveAll(ctx context.Context) bool {
 		s.log.Warn("writing the books took over half the lease's TTL; is the placement bucket slow?",
 			"books", len(todo), "took", took.Round(time.Millisecond), "lease_ttl", s.o.LeaseTTL)
 	}
-	return ok
 }
 
 // depose ends the lead after a failed or fenced write; s.mu is held.
