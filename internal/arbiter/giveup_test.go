@@ -104,6 +104,9 @@ func (h *harness) watchLaunchFailed(t *testing.T) chan *events.ActionUpdated {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := h.env.Conn.Flush(); err != nil { // the server holds the subscription before the arbiter acts
+		t.Fatal(err)
+	}
 	return out
 }
 

@@ -233,6 +233,9 @@ func TestOnlyReportAndArbiterAskTheQueryService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe() //nolint:errcheck // the test ends
+	if err := env.Conn.Flush(); err != nil { // the server holds the responder before others ask
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		role string
 		want bool
