@@ -49,6 +49,9 @@ type Options struct {
 // postMaxWait caps the wait between two tries of an alert (Slack's own Retry-After may be longer).
 const postMaxWait = time.Minute
 
+// postTimeout bounds one try: a Slack that answers slowly costs the try, not the queue behind it.
+const postTimeout = 15 * time.Second
+
 // postTries is how often an alert is tried before it is dropped with an error in the log.
 const postTries = 4
 
@@ -264,7 +267,9 @@ func (s *Service) post(ctx context.Context, a slack.Alert) {
 	kind := kindOf(a)
 	retry := backoff.Policy{Min: s.o.RetryDelay, Max: postMaxWait}
 	for try := 1; ; try++ {
-		_, err := s.o.Poster.Post(ctx, a)
+		pctx, cancel := context.WithTimeout(ctx, postTimeout)
+		_, err := s.o.Poster.Post(pctx, a)
+		cancel()
 		if err == nil {
 			s.alerts.WithLabelValues(kind, "posted").Inc()
 			s.log.Info("alert posted", "kind", kind, "alert", a.Text())

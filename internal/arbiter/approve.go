@@ -43,7 +43,9 @@ func (b *Budgets) askLoop(ctx context.Context) {
 		b.mu.Unlock()
 		var again []Hold
 		for _, h := range todo {
-			at, err := b.o.Approvals.Ask(ctx, h)
+			actx, cancel := context.WithTimeout(ctx, outsideCall)
+			at, err := b.o.Approvals.Ask(actx, h)
+			cancel()
 			switch {
 			case err == nil && at.TS != h.TS:
 				b.posted(ctx, h, at)

@@ -43,29 +43,32 @@ type BudgetOptions struct {
 	Approvals Approvals
 	Clock     Clock // default: the wall clock
 	Log       *slog.Logger
-	// OnAlert, when set, is called after each budget.alert is published (a Slack alert).
+	// OnAlert, when set, is called after each budget.alert is published (a Slack alert), off the
+	// planning pass and with a deadline (outsideCall).
 	OnAlert func(context.Context, *events.BudgetAlert)
 }
 
 // Budgets is the arbiter's Gate and Caps over the budget policies in the KV bucket. It keeps the
 // policies current, folds replica.state events into the spend ledger, evaluates the policies on
-// every planning pass (publishing budget.alert on a crossing), and sends each action a policy
-// holds back to its Approvals, applying or dropping it when the decision comes. Alerts are only
-// published from Caps, which the arbiter calls while leading, so a standby never alerts.
+// every planning pass (the alert loop publishes a crossing as budget.alert), and sends each
+// action a policy holds back to its Approvals, applying or dropping it when the decision comes. Alerts are only
+// queued by Caps, which the arbiter calls while leading, so a standby never alerts.
 type Budgets struct {
 	o    BudgetOptions
 	gate *budget.Gate
 	pub  *bus.Publisher
 
-	ready    chan struct{} // closed once the policies are loaded and the ledger caught up
-	loaded   bool          // policies read once
-	caughtUp bool          // the ledger replayed the period so far
-	mu       sync.Mutex
-	ledger   budget.Ledger
-	asks     []Hold // holds not yet asked
-	asked    map[string]bool
-	wake     chan struct{}
-	dec      Decider
+	ready     chan struct{} // closed once the policies are loaded and the ledger caught up
+	loaded    bool          // policies read once
+	caughtUp  bool          // the ledger replayed the period so far
+	mu        sync.Mutex
+	ledger    budget.Ledger
+	asks      []Hold // holds not yet asked
+	asked     map[string]bool
+	wake      chan struct{}
+	alerts    []*events.BudgetAlert // crossed, not yet published
+	alertWake chan struct{}
+	dec       Decider
 }
 
 var (
@@ -87,7 +90,7 @@ func NewBudgets(o BudgetOptions) *Budgets {
 		teams[w.Name] = w.Team
 	}
 	return &Budgets{o: o, gate: budget.NewGate(), pub: bus.NewPublisher(o.JS), ready: make(chan struct{}),
-		ledger: budget.Ledger{Teams: teams}, wake: make(chan struct{}, 1), asked: map[string]bool{}}
+		ledger: budget.Ledger{Teams: teams}, wake: make(chan struct{}, 1), alertWake: make(chan struct{}, 1), asked: map[string]bool{}}
 }
 
 // Attach names who applies decisions; call it with the Service before approvals can arrive.
@@ -135,6 +138,7 @@ func (b *Budgets) Run(ctx context.Context) error {
 			b.mu.Unlock()
 		})
 	}()
+	go b.alertLoop(ctx)
 	b.askLoop(ctx)
 	if err := <-errc; err != nil && ctx.Err() == nil {
 		return err
@@ -210,9 +214,10 @@ func (b *Budgets) fold(m jetstream.Msg) {
 	}
 }
 
-// Caps evaluates every policy on the spend so far, publishes the alerts that crossed, and returns
-// the caps the planner must keep. Before the ledger caught up it evaluates nothing.
-func (b *Budgets) Caps(ctx context.Context) ([]placement.Budget, error) {
+// Caps evaluates every policy on the spend so far, queues the alerts that crossed for the alert
+// loop, and returns the caps the planner must keep. Before the ledger caught up it evaluates
+// nothing.
+func (b *Budgets) Caps(context.Context) ([]placement.Budget, error) {
 	now := b.o.Clock.Now()
 	b.mu.Lock()
 	if !b.caughtUp {
@@ -223,21 +228,7 @@ func (b *Budgets) Caps(ctx context.Context) ([]placement.Budget, error) {
 	alerts := b.gate.Evaluate(now, b.ledger.Intervals(since))
 	b.ledger.Prune(since.Add(-24 * time.Hour))
 	b.mu.Unlock()
-	var errs []error
-	for _, a := range alerts {
-		if err := b.pub.Publish(ctx, events.Stamp(a)); err != nil {
-			errs = append(errs, fmt.Errorf("publishing budget.alert of %s: %w", a.Policy, err))
-			continue
-		}
-		b.o.Log.Info("budget threshold", "policy", a.Policy, "basis", a.Basis, "threshold", a.Threshold,
-			"spend", a.Spend, "limit", a.Limit, "cleared", a.Cleared)
-		if b.o.OnAlert != nil {
-			b.o.OnAlert(ctx, a)
-		}
-	}
-	if len(errs) > 0 {
-		b.o.Log.Warn("budget alerts not published; they are sent again on the next pass", "err", errors.Join(errs...))
-	}
+	b.queueAlerts(alerts)
 	return b.gate.Caps(now), nil
 }
 

@@ -233,7 +233,8 @@ func TestOnlyReportAndArbiterAskTheQueryService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe() //nolint:errcheck // the test ends
-	if err := env.Conn.Flush(); err != nil { // the server holds the responder before others ask
+	// The server holds the responder before the others ask.
+	if err := env.Conn.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {

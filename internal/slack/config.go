@@ -2,12 +2,17 @@ package slack
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 )
+
+// callTimeout bounds one HTTP call to Slack's Web API.
+const callTimeout = 15 * time.Second
 
 // Config is how Bursar reaches Slack. Secrets come from the environment or from files, never
 // from flags, and are never logged.
@@ -71,7 +76,9 @@ func (c Config) Check(socketMode bool) error {
 
 // Client returns the Web API client (and, with an app token, the Socket Mode client).
 func (c Config) Client() (*slack.Client, *socketmode.Client) {
-	opts := []slack.Option{}
+	// Every call to Slack has a deadline: a Slack that stops answering costs the call, not
+	// the loop that made it.
+	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: callTimeout})}
 	if c.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(c.APIURL))
 	}
