@@ -50,8 +50,9 @@ approval_timeout: 10m
 // a fake Slack and the signed interactions endpoint. proc is the arbiter process running now.
 type budgetRig struct {
 	*harness
-	slack *slacktest.Server
-	proc  *proc
+	slack   *slacktest.Server
+	proc    *proc
+	onAlert func(context.Context, *events.BudgetAlert) // Slack's post of an alert, after it is counted
 }
 
 // proc is what one `arbiter run` holds: the service, its budgets, its approvals and endpoint.
@@ -65,8 +66,13 @@ type proc struct {
 }
 
 func newBudgetRig(t *testing.T, fleet, policy string) *budgetRig {
+	return newBudgetRigWith(t, fleet, policy, nil)
+}
+
+// newBudgetRigWith is newBudgetRig whose alert posts call onAlert.
+func newBudgetRigWith(t *testing.T, fleet, policy string, onAlert func(context.Context, *events.BudgetAlert)) *budgetRig {
 	h := newHarness(t, fleet)
-	br := &budgetRig{harness: h, slack: slacktest.New(t, slackToken)}
+	br := &budgetRig{harness: h, slack: slacktest.New(t, slackToken), onAlert: onAlert}
 	br.setPolicy(t, policy)
 	br.proc = br.startProc(t, "a1")
 	return br
@@ -97,7 +103,12 @@ func (br *budgetRig) startProc(t *testing.T, id string) *proc {
 	p.approvals = slack.NewApprovals(api, "C0FINOPS01", bus.NewPublisher(br.env.JS), br.clock.Now, log)
 	p.endpoint = slack.NewInteractionHandler(slack.NewVerifier(slackSecret, br.clock.Now), p.approvals, log)
 	p.budgets = arbiter.NewBudgets(arbiter.BudgetOptions{Config: br.cfg, JS: br.env.JS, Approvals: system.NewSlackApprovals(p.approvals), Clock: br.clock,
-		Log: log, OnAlert: func(context.Context, *events.BudgetAlert) { p.alerts.Add(1) }})
+		Log: log, OnAlert: func(ctx context.Context, a *events.BudgetAlert) {
+			p.alerts.Add(1)
+			if br.onAlert != nil {
+				br.onAlert(ctx, a)
+			}
+		}})
 	bctx, cancel := context.WithCancel(ctx)
 	p.stop = cancel
 	done := make(chan error, 1)
@@ -367,5 +378,41 @@ func TestBudgetThresholdCrossingAlertsOnce(t *testing.T) {
 	a, ok := e.(*events.BudgetAlert)
 	if !ok || a.Policy != "svc-day" || a.Cleared || a.Spend < 20 || a.Spend > 30 {
 		t.Errorf("budget.alert %+v, want svc-day crossed between 20 and 30 USD", e)
+	}
+}
+
+// TestASlowSlackDoesNotHoldThePass: a Slack that does not answer a budget alert costs that post,
+// never the planning pass, which is the path from a reclaim to its action and renews the lease.
+func TestASlowSlackDoesNotHoldThePass(t *testing.T) {
+	ctx := context.Background()
+	release := make(chan struct{})
+	br := newBudgetRigWith(t, fleetYAML, svcPolicy, func(ctx context.Context, _ *events.BudgetAlert) {
+		select { // Slack does not answer
+		case <-release:
+		case <-ctx.Done():
+		}
+	})
+	defer close(release)
+	hold, _ := br.firstPlan(t)
+	if code := br.click(t, approver, slack.ActionApprove, hold); code != http.StatusOK {
+		t.Fatalf("approver's click: HTTP %d", code)
+	}
+	r := br.proc.r
+	eventually(t, "both launches are applied", func() bool { return r.InFlight() == 0 && len(br.sim.Calls()) == 2 })
+	br.clock.Advance(31 * time.Second)
+	r.Report(ctx) // 6 USD/h from here
+	br.clock.Advance(4 * time.Hour) // 24 USD: over the 20 USD line
+	passed := make(chan struct{})
+	go func() {
+		defer close(passed)
+		for br.proc.alerts.Load() == 0 {
+			r.Pass(ctx)
+		}
+		r.Pass(ctx) // while Slack sits on the post
+	}()
+	select {
+	case <-passed:
+	case <-time.After(time.Minute):
+		t.Fatal("the planning pass is waiting for Slack to answer a budget alert")
 	}
 }
