@@ -400,7 +400,7 @@ func TestASlowSlackDoesNotHoldThePass(t *testing.T) {
 	r := br.proc.r
 	eventually(t, "both launches are applied", func() bool { return r.InFlight() == 0 && len(br.sim.Calls()) == 2 })
 	br.clock.Advance(31 * time.Second)
-	r.Report(ctx) // 6 USD/h from here
+	r.Report(ctx)                   // 6 USD/h from here
 	br.clock.Advance(4 * time.Hour) // 24 USD: over the 20 USD line
 	passed := make(chan struct{})
 	go func() {
