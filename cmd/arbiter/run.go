@@ -241,7 +241,7 @@ func connectArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog
 	}
 	storeDir := g.NATSStoreDir()
 	ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Host: host, Port: port, StoreDir: storeDir,
-		TLSCert: g.Auth.TLSCert, TLSKey: g.Auth.TLSKey})
+		TLSCert: g.Auth.TLSCert, TLSKey: g.Auth.TLSKey, Log: log})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--listen %s: %w", o.listen, err)
 	}

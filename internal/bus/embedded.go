@@ -26,6 +26,9 @@ type EmbeddedOptions struct {
 	TLSCert, TLSKey string
 	// Users are extra password users beside the roles' keys (tests use one; see bustest).
 	Users []*server.User
+	// Log receives the server's own warnings and errors (its notices as debug lines); nil
+	// discards them.
+	Log *slog.Logger
 }
 
 // StartEmbedded starts an in-process nats-server with JetStream and waits until it accepts
@@ -56,10 +59,14 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuring embedded NATS: %w", err)
 	}
+	if o.Log != nil {
+		s.SetLoggerV2(serverLog{o.Log}, false, false, false)
+	}
 	go s.Start()
 	if !s.ReadyForConnections(15 * time.Second) {
 		s.Shutdown()
-		return nil, fmt.Errorf("embedded NATS did not start on %s:%d (is the port taken? use --listen)", o.Host, o.Port)
+		return nil, fmt.Errorf("embedded NATS did not start on %s:%d with its store in %s (its log says why: "+
+			"a port taken (use --listen), a store that is not writable or full)", o.Host, o.Port, o.StoreDir)
 	}
 	return s, nil
 }
@@ -79,7 +86,7 @@ func serverOptions(o EmbeddedOptions) (*server.Options, error) {
 	}
 	opts := &server.Options{
 		ServerName: "bursar-embedded", Host: o.Host, Port: o.Port,
-		JetStream: true, StoreDir: o.StoreDir, NoSigs: true, NoLog: true,
+		JetStream: true, StoreDir: o.StoreDir, NoSigs: true, NoLog: o.Log == nil,
 		Nkeys: nkeyUsers(keys), Users: o.Users,
 	}
 	if o.TLSCert != "" {

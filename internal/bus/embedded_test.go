@@ -1,12 +1,14 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,4 +154,54 @@ func writeTLS(t *testing.T) (cert, key, ca string) {
 	c := testkit.NewCA(t, "bursar test CA")
 	c.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	return c.Path("server.pem"), c.Path("server-key.pem"), c.Path("ca.pem")
+}
+
+// TestEmbeddedServerLogsToBursarsLog: the server's own lines reach Bursar's log (they were
+// switched off, which hid a store that is not writable or a damaged message block).
+func TestEmbeddedServerLogsToBursarsLog(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := StartEmbedded(EmbeddedOptions{Port: -1, StoreDir: t.TempDir(), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown()
+	s.WaitForShutdown()
+	if out := buf.String(); !strings.Contains(out, "nats-server: ") || !strings.Contains(out, "JetStream") {
+		t.Errorf("Bursar's log has no line from the server about JetStream:\n%s", out)
+	}
+	for _, tt := range []struct {
+		logf  func(string, ...any)
+		level string
+	}{{serverLog{log}.Warnf, "WARN"}, {serverLog{log}.Errorf, "ERROR"}, {serverLog{log}.Fatalf, "ERROR"}} {
+		buf.Reset()
+		tt.logf("store %s not writable\n", "/x")
+		if out := buf.String(); !strings.Contains(out, "level="+tt.level) || !strings.Contains(out, `"nats-server: store /x not writable"`) {
+			t.Errorf("got %q, want a %s line with the server's words", out, tt.level)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer the server's goroutines may write to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }

@@ -155,7 +155,7 @@ func startInfra(ctx context.Context, o Options, cfg *fleet.Config) (*infra, erro
 			undo[i]()
 		}
 	}
-	ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: filepath.Join(o.DataDir, "nats")})
+	ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: filepath.Join(o.DataDir, "nats"), Log: o.Log})
 	if err != nil {
 		return nil, err
 	}
