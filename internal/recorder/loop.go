@@ -239,7 +239,9 @@ func (l *loop) commitAll(ctx context.Context, stop func(), full <-chan *batch) e
 var errCrash = errors.New("recorder: simulated crash")
 
 func (l *loop) commit(ctx context.Context, b *batch) error {
-	token := fmt.Sprintf("%s:%d-%d", l.durable, b.first, b.last)
+	// The first message's time tells a batch from one cut at the same sequences before the
+	// stream lost messages and numbered new ones the same.
+	token := fmt.Sprintf("%s:%d-%d:%d", l.durable, b.first, b.last, b.start.UnixNano())
 	if err := l.insertAll(ctx, b, token); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ type metrics struct {
 	acked    *prometheus.CounterVec
 	dead     *prometheus.CounterVec
 	failures *prometheus.CounterVec
+	resets   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -25,9 +26,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Messages sent to DLQ because they could not be decoded or stored."}, []string{"stream"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_insert_failures_total",
 			Help: "Failed attempts to insert into ClickHouse or store a dead message."}, []string{"stream"}),
+		resets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_resets_total",
+			Help: "Consumers restarted because their stream lost messages they had read (a damaged store)."}, []string{"stream"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures)
+		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.resets)
 	}
 	return m
 }

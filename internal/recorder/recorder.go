@@ -7,9 +7,10 @@
 // message and ends once it holds MaxRows events (each event of a batch message is a row) or at
 // the first message stored MaxDelay after its first one (by the stream's timestamps), or, at the
 // tail of the stream, when no such message arrived by then plus Grace. So a batch redelivered
-// after a crash is cut the same way, and its insert_deduplication_token (consumer and stream
-// sequence range) makes ClickHouse drop the repeat; ReplacingMergeTree by event id is the
-// backstop.
+// after a crash is cut the same way, and its insert_deduplication_token (consumer, stream
+// sequence range and first message's time) makes ClickHouse drop the repeat; ReplacingMergeTree
+// by event id is the backstop. A stream that lost messages its consumer had read (a damaged
+// store) is noticed, logged as an error and counted, and recording resumes after the last ack.
 //
 // While ClickHouse is down or failing, the loop keeps the batch, retries with backoff, stops
 // consuming (so the lag grows in JetStream, not in memory), logs once when inserts start
@@ -59,6 +60,10 @@ type Config struct {
 	Registerer             prometheus.Registerer // default: none
 	Log                    *slog.Logger
 
+	// Check is how often a running recorder checks that its streams have not fallen behind
+	// their consumers (default 30s).
+	Check time.Duration
+
 	// crashAfter, in tests, stops a loop without acking once n tables of a batch committed.
 	crashAfter int
 }
@@ -87,6 +92,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = 30 * time.Second
+	}
+	if c.Check <= 0 {
+		c.Check = 30 * time.Second
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -149,6 +157,8 @@ func (r *Recorder) consumerConfig(stream string) jetstream.ConsumerConfig {
 // after AckWait and behind newer messages, so the first batch would be cut differently from the
 // one that may already be in ClickHouse and would not be deduplicated. So the consumer is then
 // recreated at its ack floor: delivery resumes in stream order and the batch is cut the same way.
+// A consumer ahead of its stream (the stream lost messages: see rewind) is recreated after its
+// last ack.
 func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consumer, error) {
 	cc := r.consumerConfig(stream)
 	if old, err := r.js.Consumer(ctx, stream, cc.Durable); err == nil {
@@ -156,13 +166,25 @@ func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consu
 		if err != nil {
 			return nil, fmt.Errorf("reading consumer %s on %s: %w", cc.Durable, stream, err)
 		}
-		cc.DeliverPolicy, cc.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
-		if info.NumAckPending > 0 {
-			cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1
+		last, err := r.lastSeq(ctx, stream)
+		if err != nil {
+			return nil, err
+		}
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = info.Config.DeliverPolicy, info.Config.OptStartSeq, info.Config.OptStartTime
+		reset := true
+		switch {
+		case ahead(info, last):
+			r.rewind(&cc, info, stream, last)
+		case info.NumAckPending > 0:
+			cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1, nil
+			r.cfg.Log.Info("resuming after unacked deliveries", "stream", stream, "from", cc.OptStartSeq)
+		default:
+			reset = false
+		}
+		if reset {
 			if err := r.js.DeleteConsumer(ctx, stream, cc.Durable); err != nil {
 				return nil, fmt.Errorf("resetting consumer %s on %s: %w", cc.Durable, stream, err)
 			}
-			r.cfg.Log.Info("resuming after unacked deliveries", "stream", stream, "from", cc.OptStartSeq)
 		}
 	}
 	cons, err := r.js.CreateOrUpdateConsumer(ctx, stream, cc)
@@ -172,7 +194,21 @@ func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consu
 	return cons, nil
 }
 
+// runStream records one stream until ctx ends, starting over on a fresh consumer whenever the
+// stream falls behind it.
 func (r *Recorder) runStream(ctx context.Context, stream string) error {
+	for {
+		sctx, cancel := context.WithCancelCause(ctx)
+		err := r.recordStream(sctx, cancel, stream)
+		behind := errors.Is(context.Cause(sctx), errBehind)
+		cancel(nil)
+		if err != nil || ctx.Err() != nil || !behind {
+			return err
+		}
+	}
+}
+
+func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseFunc, stream string) error {
 	cons, err := r.consumer(ctx, stream)
 	if err != nil {
 		return err
@@ -190,6 +226,7 @@ func (r *Recorder) runStream(ctx context.Context, stream string) error {
 		return fmt.Errorf("consuming %s: %w", cc.Durable, err)
 	}
 	defer it.Stop()
+	go r.watch(ctx, behind, stream, cons)
 	return l.run(ctx, it)
 }
 

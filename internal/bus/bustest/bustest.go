@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net"
 	"net/url"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ type Env struct {
 	URL string
 	// CredsDir holds each role's nkey seed, as "arbiter run" writes them (bus.SeedFile).
 	CredsDir string
+	// StoreDir holds JetStream's files.
+	StoreDir string
+	users    []*server.User
 }
 
 // Start starts a server on a random port with a temporary store; it stops when the test ends.
@@ -39,17 +43,14 @@ func StartWith(tb testing.TB, users ...*server.User) *Env {
 	store := tb.TempDir()
 	pass := randomPassword(tb)
 	users = append([]*server.User{{Username: "bustest", Password: pass, Permissions: bus.Permissions(bus.RoleArbiter)}}, users...)
-	s, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: store, Users: users})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	u, err := url.Parse(s.ClientURL())
+	env := &Env{CredsDir: bus.CredsDir(store), StoreDir: store, users: users}
+	env.start(tb, -1)
+	u, err := url.Parse(env.Server.ClientURL())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	u.User = url.UserPassword("bustest", pass)
-	env := &Env{Server: s, URL: u.String(), CredsDir: bus.CredsDir(store)}
+	env.URL = u.String()
 	env.Conn, env.JS = env.ConnectAs(tb, bus.RoleArbiter)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -57,6 +58,31 @@ func StartWith(tb testing.TB, users ...*server.User) *Env {
 		tb.Fatal(err)
 	}
 	return env
+}
+
+// start starts the server on port (-1: a free one) and the store; it stops when the test ends.
+func (e *Env) start(tb testing.TB, port int) {
+	tb.Helper()
+	s, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: port, StoreDir: e.StoreDir, Users: e.users})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	e.Server = s
+}
+
+// Restart stops the server, calls whileDown (nil: nothing), and starts it again on the same
+// port and store. Connections made before reconnect on their own; Conn and JS are new.
+func (e *Env) Restart(tb testing.TB, whileDown func()) {
+	tb.Helper()
+	port := e.Server.Addr().(*net.TCPAddr).Port
+	e.Server.Shutdown()
+	e.Server.WaitForShutdown()
+	if whileDown != nil {
+		whileDown()
+	}
+	e.start(tb, port)
+	e.Conn, e.JS = e.ConnectAs(tb, bus.RoleArbiter)
 }
 
 // ConnectAs connects with role's key, as that program would on this machine; the connection

@@ -1,0 +1,73 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// errBehind ends a stream's run when the stream fell behind its consumer.
+var errBehind = errors.New("the stream is behind its consumer")
+
+// ahead reports whether a consumer has read past its stream's last message. It happens when the
+// stream lost messages: a message block damaged on disk makes the server come back with only
+// what precedes the damage, its last sequence below what the consumer read. The consumer then
+// waits for a sequence that new messages reach only after as many more arrive, and delivers
+// nothing in the meantime: every event published until then would be lost without a word.
+func ahead(info *jetstream.ConsumerInfo, last uint64) bool {
+	return info.Delivered.Stream > last || info.AckFloor.Stream > last
+}
+
+// rewind sets cc to deliver from the first message stored after the consumer's last ack: what
+// the stream kept before the damage was recorded, what came after it is new. Without the time
+// of that ack it delivers the whole stream again (event ids deduplicate the repeats). It says
+// so loudly and counts it.
+func (r *Recorder) rewind(cc *jetstream.ConsumerConfig, info *jetstream.ConsumerInfo, stream string, last uint64) {
+	cc.OptStartSeq, cc.OptStartTime = 0, nil
+	from := "the first message"
+	if t := info.AckFloor.Last; t != nil && !t.IsZero() {
+		start := t.Add(time.Nanosecond)
+		cc.DeliverPolicy, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, &start
+		from = "the first message stored after " + start.UTC().Format(time.RFC3339Nano)
+	} else {
+		cc.DeliverPolicy = jetstream.DeliverAllPolicy
+	}
+	r.metrics.resets.WithLabelValues(stream).Inc()
+	r.cfg.Log.Error(fmt.Sprintf("stream %s lost messages: it ends at sequence %d, but the recorder had read to %d "+
+		"(a damaged store?); events stored there after the last ack and before the damage are gone; recording resumes at %s",
+		stream, last, info.Delivered.Stream, from), "stream", stream, "consumer", cc.Durable)
+}
+
+// lastSeq is the stream's last sequence.
+func (r *Recorder) lastSeq(ctx context.Context, stream string) (uint64, error) {
+	st, err := r.js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("reading stream %s: %w", stream, err)
+	}
+	return st.CachedInfo().State.LastSeq, nil
+}
+
+// watch checks every Check that the stream has not fallen behind cons, and ends the stream's
+// run (behind) when it has, so it starts over on a rewound consumer.
+func (r *Recorder) watch(ctx context.Context, behind context.CancelCauseFunc, stream string, cons jetstream.Consumer) {
+	t := time.NewTicker(r.cfg.Check)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		info, err := cons.Info(ctx)
+		if err != nil {
+			continue // the server may be restarting; the next check sees it
+		}
+		if last, err := r.lastSeq(ctx, stream); err == nil && ahead(info, last) {
+			behind(errBehind)
+			return
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package recorder
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/bus/bustest"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/events/eventstest"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
+)
+
+// TestAStreamThatLostMessagesIsRecordedAgain is the outside probe's case: 16 KiB of garbage in
+// the middle of TELEMETRY's message block while the server is down, so it comes back shorter
+// than what the recorder had read. The events published after that are recorded, whether the
+// recorder starts again with the server or ran through its restart, and the reset is logged as
+// an error and counted. Before, the consumer waited for sequences past its old floor and
+// recorded nothing, without a word.
+func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
+	for _, through := range []bool{false, true} {
+		t.Run(map[bool]string{false: "recorder restarted", true: "recorder running through"}[through], func(t *testing.T) {
+			env, st := bustest.Start(t), storetest.New(t)
+			at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+			publish(t, env, sweeps("old", 2000, at))
+			reg, logs := prometheus.NewRegistry(), &syncBuffer{}
+			cfg := Config{Streams: []string{bus.Telemetry}, Check: 100 * time.Millisecond, Registerer: reg,
+				Log: slog.New(slog.NewTextHandler(logs, nil))}
+			stop := start(t, env, st, cfg)
+			settled(t, env, "recorder", bus.Telemetry)
+			if !through {
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env.Restart(t, func() { damage(t, filepath.Join(env.StoreDir, "jetstream", "$G", "streams", bus.Telemetry, "msgs")) })
+			s, err := env.JS.Stream(testCtx(t), bus.Telemetry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := s.CachedInfo().State.LastSeq; last >= 2000 {
+				t.Fatalf("the damaged stream still ends at %d: the test damaged nothing", last)
+			}
+			if !through {
+				cfg.Registerer = prometheus.NewRegistry()
+				reg = cfg.Registerer.(*prometheus.Registry)
+				start(t, env, st, cfg)
+			}
+			later := at.Add(time.Hour)
+			publish(t, env, sweeps("new", 100, later))
+			q := fmt.Sprintf("SELECT count() AS n FROM %s WHERE at = %s", st.Table("gpu_sample"), chTime(later))
+			deadline := time.Now().Add(30 * time.Second)
+			for queryInt(t, st, q) != 100 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of the 100 events published after the damage were recorded", queryInt(t, st, q))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			n, err := testutil.GatherAndCount(reg, "bursar_recorder_consumer_resets_total")
+			if err != nil || n != 1 {
+				t.Errorf("resets metric: %d series (%v), want one", n, err)
+			}
+			if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "lost messages") {
+				t.Errorf("no error in the log about the lost messages:\n%s", out)
+			}
+		})
+	}
+}
+
+// sweeps is n GPU samples of distinct nodes at t, one event per message.
+func sweeps(prefix string, n int, t time.Time) []events.Event {
+	var out []events.Event
+	for i := range n {
+		out = append(out, eventstest.Sweep(fmt.Sprintf("%s-%d", prefix, i), 1, t)...)
+	}
+	return out
+}
+
+// chTime is t as a ClickHouse DateTime64(3) literal.
+func chTime(t time.Time) string {
+	return fmt.Sprintf("toDateTime64('%s', 3, 'UTC')", t.UTC().Format("2006-01-02 15:04:05.000"))
+}
+
+// damage writes 16 KiB of garbage into the middle of the largest message block in dir.
+func damage(t *testing.T, dir string) {
+	t.Helper()
+	blocks, _ := filepath.Glob(filepath.Join(dir, "*.blk"))
+	var path string
+	var size int64
+	for _, b := range blocks {
+		if fi, err := os.Stat(b); err == nil && fi.Size() > size {
+			path, size = b, fi.Size()
+		}
+	}
+	if path == "" || size < 64<<10 {
+		t.Fatalf("no message block of 64 KiB or more in %s", dir)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	garbage := make([]byte, 16<<10)
+	_, _ = rand.Read(garbage)
+	if _, err := f.WriteAt(garbage, size/2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncBuffer is a log the recorder's goroutines write while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
