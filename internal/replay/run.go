@@ -62,6 +62,34 @@ func WindowOffsets(tr *Trace, cfg Config) ([]int, error) {
 // Evaluate replays every policy over the same windows of tr and returns one Result per policy,
 // in the order given.
 func Evaluate(ctx context.Context, tr *Trace, cfg Config, specs []PolicySpec) ([]Result, error) {
+	entries := make([]entry, 0, len(specs))
+	for _, spec := range specs {
+		reg, ok := registry[spec.Name]
+		if !ok {
+			return nil, fmt.Errorf("unknown policy %q", spec.Name)
+		}
+		entries = append(entries, entry{spec, reg})
+	}
+	return evaluate(ctx, tr, cfg, entries)
+}
+
+// EvaluateWith replays one policy that is not registered (the soak's service on its own
+// harness), under name, as Evaluate replays a registered one.
+func EvaluateWith(ctx context.Context, tr *Trace, cfg Config, name string, f Factory, hindsight bool) (Result, error) {
+	res, err := evaluate(ctx, tr, cfg, []entry{{PolicySpec{Name: name, Extra: -1}, registration{f, hindsight}}})
+	if err != nil {
+		return Result{}, err
+	}
+	return res[0], nil
+}
+
+// entry is a policy to replay: how the user named it and how it is built.
+type entry struct {
+	spec PolicySpec
+	reg  registration
+}
+
+func evaluate(ctx context.Context, tr *Trace, cfg Config, entries []entry) ([]Result, error) {
 	if err := cfg.Rules.validate(); err != nil {
 		return nil, err
 	}
@@ -74,16 +102,16 @@ func Evaluate(ctx context.Context, tr *Trace, cfg Config, specs []PolicySpec) ([
 	for z := range tr.Zones {
 		zones[z] = tr.Zones[z].Name
 	}
-	results := make([]Result, 0, len(specs))
-	for _, spec := range specs {
-		res := Result{Policy: spec.String(), Trace: tr.Name, Windows: len(offsets), Offsets: offsets}
+	results := make([]Result, 0, len(entries))
+	for _, e := range entries {
+		res := Result{Policy: e.spec.String(), Trace: tr.Name, Windows: len(offsets), Offsets: offsets}
 		for w, o := range offsets {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			sc, err := replayWindow(spec, cfg, zones, caps[o:o+cfg.Rules.Window], caps[:o], windowSeed(cfg.Seed, w))
+			sc, err := replayWindow(e, cfg, zones, caps[o:o+cfg.Rules.Window], caps[:o], windowSeed(cfg.Seed, w))
 			if err != nil {
-				return nil, fmt.Errorf("policy %s, window %d (offset %d): %w", spec, w, o, err)
+				return nil, fmt.Errorf("policy %s, window %d (offset %d): %w", e.spec, w, o, err)
 			}
 			res.AvailabilityPctPerWindow = append(res.AvailabilityPctPerWindow, sc.AvailabilityPct)
 			res.CostPctPerWindow = append(res.CostPctPerWindow, sc.CostPct)
@@ -96,20 +124,16 @@ func Evaluate(ctx context.Context, tr *Trace, cfg Config, specs []PolicySpec) ([
 }
 
 // replayWindow builds the policy for one window, runs it and scores it.
-func replayWindow(spec PolicySpec, cfg Config, zones []string, capacity, past [][]int, seed uint64) (Score, error) {
-	reg, ok := registry[spec.Name]
-	if !ok {
-		return Score{}, fmt.Errorf("unknown policy %q", spec.Name)
-	}
+func replayWindow(e entry, cfg Config, zones []string, capacity, past [][]int, seed uint64) (Score, error) {
 	rules := cfg.Rules
-	if spec.Extra >= 0 {
-		rules.Extra = spec.Extra
+	if e.spec.Extra >= 0 {
+		rules.Extra = e.spec.Extra
 	}
 	env := Env{Zones: zones, Rules: rules, Seed: seed}
-	if reg.hindsight {
+	if e.reg.hindsight {
 		env.Capacity = capacity
 	}
-	p, err := reg.factory(env)
+	p, err := e.reg.factory(env)
 	if err != nil {
 		return Score{}, fmt.Errorf("building policy: %w", err)
 	}

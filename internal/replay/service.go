@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
@@ -20,28 +17,26 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
-	"github.com/bursar-dev/bursar/internal/system"
 )
 
 func init() {
 	// The service is given the window's capacity only to hand it to the sim fleet, which is the
 	// market; the arbiter sees what a provider would show it: launches pending, reclaim notices.
-	register("bursar", newService, true)
+	register("bursar", ServicePolicy(newSingle), true)
 }
 
-// service replays a window through the real arbiter service: events over an embedded NATS
-// server, the capacity-model sim fleet as the actuator, and a virtual clock the replay advances
-// one tick at a time. bursar-direct calls the planner alone, for comparison.
+// service replays a window through the real arbiter service: events over NATS, the
+// capacity-model sim fleet as the actuator, and a virtual clock the replay advances one tick at
+// a time. Where NATS and the arbiters run is its harness's. bursar-direct calls the planner
+// alone, for comparison.
 type service struct {
 	env   Env
 	ctx   context.Context
 	stop  context.CancelFunc
 	clk   *virtualClock
 	world *world
-	sys   *system.System
-	svc   *arbiter.Service
+	h     Harness
 	pub   *bus.Publisher
-	close func()
 	locs  []string // the zones' location names, then on-demand
 	err   error
 }
@@ -52,9 +47,9 @@ const serviceGPU = "V100-16GB"
 // serviceOnDemand is the location of the replay's on-demand offer.
 const serviceOnDemand = "on-demand"
 
-func newService(env Env) (Policy, error) {
+func newServiceOn(env Env, h Harness) (Policy, error) {
 	ctx, stop := context.WithCancel(context.Background())
-	p := &service{env: env, ctx: ctx, stop: stop, clk: &virtualClock{now: bursarEpoch}}
+	p := &service{env: env, ctx: ctx, stop: stop, clk: &virtualClock{now: bursarEpoch}, h: h}
 	if err := p.build(); err != nil {
 		p.Close()
 		return nil, err
@@ -62,51 +57,21 @@ func newService(env Env) (Policy, error) {
 	return p, nil
 }
 
-// build starts NATS, the sim fleet and the arbiter, and publishes the offers' prices.
+// build starts the harness with the sim fleet as the actuator and publishes the offers' prices.
 func (p *service) build() error {
-	dir, err := os.MkdirTemp("", "bursar-replay-")
-	if err != nil {
-		return fmt.Errorf("creating the replay's NATS store: %w", err)
-	}
-	var ns *server.Server
-	var nc *nats.Conn
-	p.close = func() {
-		if nc != nil {
-			nc.Close()
-		}
-		if ns != nil {
-			ns.Shutdown()
-			ns.WaitForShutdown()
-		}
-		os.RemoveAll(dir)
-	}
-	if ns, err = bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: dir}); err != nil {
-		return err
-	}
-	log := slog.New(slog.DiscardHandler)
-	nc, js, err := bus.ConnectEmbedded(p.ctx, ns, dir, "replay", log)
-	if err != nil {
-		return err
-	}
-	if err := bus.Ensure(p.ctx, js, bus.Options{LeaseTTL: time.Minute}); err != nil {
-		return err
-	}
 	cfg, err := p.fleetConfig()
 	if err != nil {
 		return err
 	}
 	p.world = &world{fleet: p.newFleet(cfg), cfg: cfg}
-	p.pub = bus.NewPublisher(js)
+	if p.pub, err = p.h.Bus(p.ctx); err != nil {
+		return err
+	}
 	if err := p.prices(); err != nil {
 		return err
 	}
-	o := arbiter.Options{Config: cfg, JS: js, Actuator: p.world, Log: log, Clock: p.clk, Identity: "replay",
-		LeaseTTL: time.Minute, Policy: p.policy()}
-	if p.sys, err = system.New(p.ctx, system.Options{Arbiter: o}); err != nil {
-		return err
-	}
-	p.svc = p.sys.Service
-	return p.sys.Start(p.ctx)
+	return p.h.Start(p.ctx, arbiter.Options{Config: cfg, Actuator: p.world, Log: slog.New(slog.DiscardHandler),
+		Clock: p.clk, LeaseTTL: leaseTTL, Policy: p.policy()})
 }
 
 func (p *service) newFleet(cfg *fleet.Config) *sim.Fleet {
@@ -213,7 +178,7 @@ func (p *service) tick(t int, capacity []int) {
 		return
 	}
 	p.clk.set(bursarEpoch.Add(time.Duration(t) * p.env.Rules.TickLength()))
-	p.svc.Step(p.ctx)
+	p.h.Step(p.ctx, t)
 	f := p.world.current()
 	for z, n := range capacity {
 		f.SetCapacity(p.locs[z], n)
@@ -226,7 +191,7 @@ func (p *service) tick(t int, capacity []int) {
 		}
 		ids = append(ids, e.ID)
 	}
-	if err := p.svc.AwaitNotices(p.ctx, ids); err != nil {
+	if err := p.h.AwaitNotices(p.ctx, ids); err != nil {
 		p.err = fmt.Errorf("tick %d: %w", t, err)
 	}
 }
@@ -242,15 +207,10 @@ func (p *service) asked() Decision {
 	return d
 }
 
-// Close stops the service and its NATS server, and returns what went wrong during the window.
+// Close stops the harness and returns what went wrong during the window.
 func (p *service) Close() error {
-	if p.sys != nil {
-		p.err = errors.Join(p.err, p.sys.Close())
-	}
+	p.err = errors.Join(p.err, p.h.Close())
 	p.stop()
-	if p.close != nil {
-		p.close()
-	}
 	return p.err
 }
 

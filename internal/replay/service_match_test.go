@@ -52,7 +52,7 @@ func TestServiceMatchesDirectOnHardMarkets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc, err := newService(Env{Zones: zones, Rules: rules, Capacity: window})
+			svc, err := ServicePolicy(newSingle)(Env{Zones: zones, Rules: rules, Capacity: window})
 			if err != nil {
 				t.Fatal(err)
 			}
