@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/arbiter"
