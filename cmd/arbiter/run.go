@@ -23,6 +23,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/health"
 	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/report"
@@ -71,7 +72,7 @@ stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server (only without --nats); an address other than loopback needs --nats-tls-cert and --nats-tls-key")
-	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint; empty to disable")
+	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint and the /livez and /readyz probes; empty to disable")
 	f.StringVar(&o.config, "config", "", "the fleet file: locations, actuators and workloads (check it with \"arbiter config check FILE\"); default ./bursar.yaml if it exists, else run without placement (NATS and history only)")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not record events into ClickHouse (run \"arbiter record\" elsewhere)")
 	f.IntVar(&o.ttlDays, "telemetry-ttl-days", store.DefaultTelemetryTTLDays, "days raw GPU and token samples are kept (applies when the tables are created)")
@@ -102,15 +103,14 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	}
 	reg := cli.NewRegistry()
 	var group run.Group
-	addContext(&group, ctx, func(ctx context.Context) error {
-		return cli.ServeMetrics(ctx, o.metricsListen, reg, log)
-	})
+	checks := []health.Check{health.NATS(nc), health.Streams(js, bus.Market, bus.Telemetry, bus.Fleet)}
 	if !o.noHistory {
 		st, err := openHistory(cctx, g, "arbiter run", o.ttlDays, log)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
+		checks = append(checks, health.Store(st))
 		addContext(&group, ctx, newRecorder(js, st, reg, log, recorder.Config{}).Run)
 		if g.ClickHouse == "" { // this process owns the embedded store: answer report's queries
 			addContext(&group, ctx, func(ctx context.Context) error {
@@ -142,7 +142,11 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 			return err
 		}
 		addContext(&group, ctx, sys.Run)
+		checks = append(checks, health.Check{Name: "arbiter", Run: sys.Ready})
 	}
+	addContext(&group, ctx, func(ctx context.Context) error {
+		return health.Serve(ctx, o.metricsListen, reg, checks, log)
+	})
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/collect"
 	"github.com/bursar-dev/bursar/internal/gpu"
+	"github.com/bursar-dev/bursar/internal/health"
 	"github.com/bursar-dev/bursar/internal/reclaim"
 	"github.com/bursar-dev/bursar/internal/tokens"
 )
@@ -55,7 +56,7 @@ See examples/collector.yaml and docs/collector.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.config, "config", "collector.yaml", "the collector config file; check it with \"collector config check FILE\"")
-	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9465", "address of the Prometheus /metrics endpoint; empty to disable")
+	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9465", "address of the Prometheus /metrics endpoint and the /livez and /readyz probes; empty to disable")
 	return cmd
 }
 
@@ -89,8 +90,9 @@ func runCollector(ctx context.Context, g *cli.Globals, o runOptions, log *slog.L
 		return fmt.Errorf("%s: %w", o.config, err)
 	}
 	var group run.Group
-	add(&group, ctx, part{"metrics endpoint", func(ctx context.Context) error {
-		return cli.ServeMetrics(ctx, o.metricsListen, reg, log)
+	checks := []health.Check{health.NATS(nc), health.Streams(js, bus.Market, bus.Telemetry)}
+	add(&group, ctx, part{"health and metrics endpoint", func(ctx context.Context) error {
+		return health.Serve(ctx, o.metricsListen, reg, checks, log)
 	}})
 	names := make([]string, len(parts))
 	for i, p := range parts {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -172,15 +173,22 @@ func versionCmd(name string) *cobra.Command {
 // VersionString describes this build: version, commit and Go version where known.
 func VersionString(name string) string {
 	s := name + " " + Version
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, kv := range info.Settings {
-			if kv.Key == "vcs.revision" && len(kv.Value) >= 12 {
-				s += " (" + kv.Value[:12] + ")"
+	if rev := revision(); len(rev) >= 12 {
+		s += " (" + rev[:12] + ")"
+	}
+	return s + " " + runtime.Version()
+}
+
+// revision is the VCS commit Go stamped into the binary; empty when built outside a checkout.
+func revision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, kv := range bi.Settings {
+			if kv.Key == "vcs.revision" {
+				return kv.Value
 			}
 		}
-		s += " " + info.GoVersion
 	}
-	return s
+	return ""
 }
 
 // Main runs root with a context cancelled on SIGINT or SIGTERM, prints an error to stderr and

@@ -1,51 +1,38 @@
 package cli
 
 import (
+	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"time"
+	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/bursar-dev/bursar/internal/health"
 )
 
-// NewRegistry returns a registry with the Go and process collectors, for one program's metrics.
+// NewRegistry returns a registry with the Go and process collectors and bursar_build_info, for
+// one program's metrics.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfo())
 	return reg
 }
 
-// ServeMetrics serves /metrics from reg on addr until ctx ends. An empty addr serves nothing.
+// buildInfo is the constant 1 labelled with the version the release stamped (Version), the
+// commit the binary was built from and the Go release, so a dashboard can tell which build runs.
+func buildInfo() prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "bursar_build_info",
+		Help:        "Always 1; the labels say which build of Bursar runs.",
+		ConstLabels: prometheus.Labels{"version": Version, "revision": cmp.Or(revision(), "unknown"), "goversion": runtime.Version()}})
+	g.Set(1)
+	return g
+}
+
+// ServeMetrics serves /metrics, /livez and /readyz from reg on addr until ctx ends, ready
+// whenever it serves (health.Serve with no checks). An empty addr serves nothing.
 func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) error {
-	if addr == "" {
-		<-ctx.Done()
-		return nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics endpoint on %s: %w (change it with --metrics-listen)", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("metrics endpoint: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return health.Serve(ctx, addr, reg, nil, log)
 }

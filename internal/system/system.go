@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
 
 	"github.com/bursar-dev/bursar/internal/alert"
@@ -37,6 +39,8 @@ type System struct {
 	Budgets *arbiter.Budgets
 	parts   []func(context.Context) error
 	log     *slog.Logger
+	js      jetstream.JetStream // for Ready
+	running atomic.Bool         // the service runs (Run or Start got past the budgets)
 
 	stop context.CancelFunc // set by Start
 	wg   sync.WaitGroup
@@ -54,7 +58,7 @@ func New(ctx context.Context, o Options) (*System, error) {
 	if ao.Config == nil || ao.JS == nil || ao.Actuator == nil {
 		return nil, errors.New("the arbiter system needs a fleet config, JetStream and an actuator")
 	}
-	s := &System{log: ao.Log}
+	s := &System{log: ao.Log, js: ao.JS}
 	b, err := s.budgets(o)
 	if err != nil {
 		return nil, err
@@ -83,6 +87,8 @@ func (s *System) Run(ctx context.Context) error {
 		if err := s.Budgets.Ready(ctx); err != nil {
 			return err
 		}
+		s.running.Store(true)
+		defer s.running.Store(false)
 		return s.Service.Run(ctx)
 	})
 	return g.Run()
@@ -109,6 +115,7 @@ func (s *System) Start(ctx context.Context) error {
 	if err := s.Service.Start(ctx); err != nil {
 		return fmt.Errorf("starting the arbiter: %w", err)
 	}
+	s.running.Store(true)
 	return nil
 }
 
