@@ -149,7 +149,7 @@ func (c Config) parts(ctx context.Context, pub *bus.Publisher, log *slog.Logger,
 		snapshot := c.Prices.Snapshot
 		parts = append(parts, part{"price sources", func(ctx context.Context) error { return col.Run(ctx, jobs, snapshot) }})
 	}
-	w, err := reclaim.New(ctx, c.Watchers, reclaim.Deps{Publisher: pub, Logger: log.With("part", "reclaim")})
+	w, err := reclaim.New(ctx, c.Watchers, reclaim.Deps{Publisher: pub, Logger: log.With("part", "reclaim"), Metrics: reclaim.NewMetrics(reg)})
 	if err != nil {
 		return nil, err
 	}
@@ -157,14 +157,14 @@ func (c Config) parts(ctx context.Context, pub *bus.Publisher, log *slog.Logger,
 		parts = append(parts, part{strings.TrimPrefix(fmt.Sprintf("%T", r), "*reclaim."), r.Run})
 	}
 	if c.GPU != nil {
-		g, err := gpu.New(*c.GPU, gpu.Deps{Publisher: pub, Logger: log.With("part", "gpu"), Open: d.openGPU})
+		g, err := gpu.New(*c.GPU, gpu.Deps{Publisher: pub, Logger: log.With("part", "gpu"), Open: d.openGPU, Metrics: gpu.NewMetrics(reg)})
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, part{"gpu telemetry", g.Run})
 	}
 	if c.Scrape != nil && len(c.Scrape.Targets) > 0 {
-		s, err := tokens.New(*c.Scrape, tokens.Deps{Publisher: pub, Logger: log.With("part", "tokens")})
+		s, err := tokens.New(*c.Scrape, tokens.Deps{Publisher: pub, Logger: log.With("part", "tokens"), Metrics: tokens.NewMetrics(reg)})
 		if err != nil {
 			return nil, err
 		}

@@ -83,6 +83,8 @@ type Deps struct {
 	Now       func() time.Time // nil: time.Now
 	// Open opens the GPU reader; nil means NVML (OpenNVML). Tests pass a fake or a mock-backed one.
 	Open func() (Reader, error)
+	// Metrics records NVML's state and the sweeps; nil records nothing.
+	Metrics *Metrics
 }
 
 // Collector samples the GPUs every interval and publishes one gpu.sample per GPU, the node's
@@ -130,6 +132,7 @@ func New(cfg Config, d Deps) (*Collector, error) {
 // and its absence must not stop the collector, nor make it retry in a loop.
 func (c *Collector) Run(ctx context.Context) error {
 	r, err := c.d.Open()
+	c.d.Metrics.opened(err == nil)
 	if err != nil {
 		c.once.Do(func() {
 			c.d.Logger.Warn("gpu telemetry off: cannot open NVML on this machine", "err", err,
@@ -157,8 +160,14 @@ func (c *Collector) Run(ctx context.Context) error {
 // Collect reads every GPU once and publishes what it read as one batch (a batch message on the
 // node's subject, see events.DecodeAll), all stamped with one sample time. A sample that is
 // invalid is left out and its error returned with the others. It returns how many samples it
-// published.
+// published. Each sweep counts in the metrics.
 func (c *Collector) Collect(ctx context.Context, r Reader) (int, error) {
+	n, err := c.collect(ctx, r)
+	c.d.Metrics.sweep(n, err)
+	return n, err
+}
+
+func (c *Collector) collect(ctx context.Context, r Reader) (int, error) {
 	at := c.d.Now().UTC()
 	stats, readErr := r.Read(ctx)
 	errs := []error{readErr}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/events/eventstest"
 )
@@ -52,22 +55,23 @@ func TestCollectPublishesOneSamplePerGPU(t *testing.T) {
 	bad := h100
 	bad.Index, bad.UUID, bad.MemoryUsed = 2, "GPU-3", 90<<30 // more used than total: not published
 	tests := []struct {
-		name      string
-		reader    *fakeReader
-		wantUUIDs []string
-		wantErr   string
+		name        string
+		reader      *fakeReader
+		wantUUIDs   []string
+		wantErr     string
+		wantOutcome string // of bursar_gpu_sweeps_total
 	}{
-		{name: "two gpus", reader: &fakeReader{stats: []Stat{h100, second}}, wantUUIDs: []string{"GPU-1", "GPU-2"}},
+		{name: "two gpus", reader: &fakeReader{stats: []Stat{h100, second}}, wantUUIDs: []string{"GPU-1", "GPU-2"}, wantOutcome: "ok"},
 		{name: "one gpu failed to read", reader: &fakeReader{stats: []Stat{h100}, err: errors.New("reading gpu 1: GPU is lost")},
-			wantUUIDs: []string{"GPU-1"}, wantErr: "GPU is lost"},
+			wantUUIDs: []string{"GPU-1"}, wantErr: "GPU is lost", wantOutcome: "partial"},
 		{name: "an impossible reading is skipped", reader: &fakeReader{stats: []Stat{h100, bad}},
-			wantUUIDs: []string{"GPU-1"}, wantErr: "memory_used_bytes"},
-		{name: "no gpus", reader: &fakeReader{}},
+			wantUUIDs: []string{"GPU-1"}, wantErr: "memory_used_bytes", wantOutcome: "partial"},
+		{name: "no gpus", reader: &fakeReader{}, wantOutcome: "failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pub := &recorder{}
-			c, err := New(Config{Location: "aws-use1", Node: "node-1"}, Deps{Publisher: pub, Now: func() time.Time { return at }})
+			pub, m := &recorder{}, NewMetrics(prometheus.NewRegistry())
+			c, err := New(Config{Location: "aws-use1", Node: "node-1"}, Deps{Publisher: pub, Metrics: m, Now: func() time.Time { return at }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,6 +82,12 @@ func TestCollectPublishesOneSamplePerGPU(t *testing.T) {
 			got := pub.Events()
 			if n != len(tt.wantUUIDs) || len(got) != len(tt.wantUUIDs) {
 				t.Fatalf("published %d (reported %d), want %d", len(got), n, len(tt.wantUUIDs))
+			}
+			if v := testutil.ToFloat64(m.sweeps.WithLabelValues(tt.wantOutcome)); v != 1 {
+				t.Errorf("bursar_gpu_sweeps_total{outcome=%q} = %v, want 1", tt.wantOutcome, v)
+			}
+			if v := testutil.ToFloat64(m.devices); v != float64(len(tt.wantUUIDs)) {
+				t.Errorf("bursar_gpu_devices = %v, want %d", v, len(tt.wantUUIDs))
 			}
 			for i, s := range got {
 				if s.UUID != tt.wantUUIDs[i] || !s.At.Equal(at) || s.Model != "H100-80GB" || s.Node != "node-1" ||
@@ -92,7 +102,9 @@ func TestCollectPublishesOneSamplePerGPU(t *testing.T) {
 func TestRunWithoutDriverSaysSoOnceAndIdles(t *testing.T) {
 	h := &countingHandler{Handler: slog.DiscardHandler}
 	var opens atomic.Int64
-	c, err := New(Config{Location: "l", Node: "n", Interval: time.Millisecond}, Deps{Publisher: &recorder{},
+	m := NewMetrics(prometheus.NewRegistry())
+	m.available.Set(1) // as if an earlier start had opened it
+	c, err := New(Config{Location: "l", Node: "n", Interval: time.Millisecond}, Deps{Publisher: &recorder{}, Metrics: m,
 		Logger: slog.New(h), Open: func() (Reader, error) {
 			opens.Add(1)
 			return nil, errors.New("initializing nvml: " + ErrUnavailable.Error())
@@ -107,6 +119,9 @@ func TestRunWithoutDriverSaysSoOnceAndIdles(t *testing.T) {
 	}
 	if opens.Load() != 1 || h.warns.Load() != 1 {
 		t.Fatalf("opened %d times and warned %d times, want once each (no retry loop)", opens.Load(), h.warns.Load())
+	}
+	if v := testutil.ToFloat64(m.available); v != 0 {
+		t.Errorf("bursar_gpu_nvml_available = %v without a driver, want 0", v)
 	}
 }
 

@@ -102,7 +102,7 @@ func NewEventBridgeWatcher(cfg AWSEventBridgeConfig, q SQSAPI, d Deps) *EventBri
 // Run receives messages until ctx is cancelled, backing off after failed receives.
 func (w *EventBridgeWatcher) Run(ctx context.Context) error {
 	w.d.Logger.Info("aws eventbridge reclaim watcher started", "queue", redact.URL(w.cfg.QueueURL))
-	h := health{log: w.d.Logger, what: "aws_eventbridge"}
+	h := newHealth(w.d, "aws_eventbridge")
 	for ctx.Err() == nil {
 		if err := w.Poll(ctx); err != nil && ctx.Err() == nil {
 			sleep(ctx, h.failed(err))

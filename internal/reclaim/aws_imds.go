@@ -148,7 +148,7 @@ func (m metadataHTTP) Do(req *http.Request) (*http.Response, error) {
 // the instance.
 func (w *AWSIMDSWatcher) Run(ctx context.Context) error {
 	w.d.Logger.Info("aws imds reclaim watcher started", "endpoint", redact.URL(w.cfg.Endpoint), "interval", w.cfg.Interval)
-	return every(ctx, w.cfg.Interval, w.d.Logger, "aws_imds", w.Poll)
+	return every(ctx, w.cfg.Interval, w.d, "aws_imds", w.Poll)
 }
 
 // Poll checks both metadata paths once and publishes any new notice.

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -103,7 +106,7 @@ func (f *fakeIMDS) serve(w http.ResponseWriter, r *http.Request) {
 
 func newIMDSWatcher(srv *httptest.Server, pub Publisher, clk *clock) *AWSIMDSWatcher {
 	return NewAWSIMDSWatcher(AWSIMDSConfig{NodeConfig: NodeConfig{Location: "aws-use1", Node: "gpu-node-1"},
-		Endpoint: srv.URL, Timeout: 200 * time.Millisecond}, Deps{Publisher: pub, Now: clk.Now})
+		Endpoint: srv.URL, Timeout: 200 * time.Millisecond}, Deps{Publisher: pub, Now: clk.Now, Metrics: NewMetrics(prometheus.NewRegistry())})
 }
 
 func TestAWSIMDSPublishesEachNoticeOnce(t *testing.T) {
@@ -148,6 +151,9 @@ func TestAWSIMDSPublishesEachNoticeOnce(t *testing.T) {
 				t.Fatalf("published %d notices, want %d", len(got), len(tt.wantKind))
 			}
 			for i, e := range got {
+				if n := testutil.ToFloat64(w.d.Metrics.published.WithLabelValues(e.Provider, string(e.Kind))); n != 1 {
+					t.Errorf("bursar_reclaim_notices_published_total{%s,%s} = %v over 5 polls, want 1", e.Provider, e.Kind, n)
+				}
 				if e.Kind != tt.wantKind[i] || !e.NoticeAt.Equal(tt.wantNotice[i]) || !e.Deadline.Equal(tt.wantDeadline[i]) {
 					t.Errorf("notice %d = %s at %s due %s, want %s at %s due %s", i, e.Kind, e.NoticeAt,
 						e.Deadline, tt.wantKind[i], tt.wantNotice[i], tt.wantDeadline[i])

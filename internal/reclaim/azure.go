@@ -110,7 +110,7 @@ func NewAzureWatcher(cfg AzureEventsConfig, d Deps) *AzureWatcher {
 // Run polls every interval until ctx is cancelled.
 func (w *AzureWatcher) Run(ctx context.Context) error {
 	w.d.Logger.Info("azure scheduled events reclaim watcher started", "endpoint", redact.URL(w.cfg.Endpoint))
-	return every(ctx, w.cfg.Interval, w.d.Logger, "azure_scheduled_events", w.Poll)
+	return every(ctx, w.cfg.Interval, w.d, "azure_scheduled_events", w.Poll)
 }
 
 // Poll reads the Scheduled Events document once and publishes any new Preempt or Terminate of

@@ -84,7 +84,7 @@ func (w *GCPWatcher) Run(ctx context.Context) error {
 
 func (w *GCPWatcher) watch(ctx context.Context, item gcpItem) {
 	etag := ""
-	h := health{log: w.d.Logger, what: "gcp_metadata " + item.path}
+	h := newHealth(w.d, "gcp_metadata "+item.path)
 	for ctx.Err() == nil {
 		next, err := w.Observe(ctx, item.path, etag)
 		if err != nil {

@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestHealthLogsOnStateChangeAndBacksOff(t *testing.T) {
@@ -58,7 +62,7 @@ func TestEveryBacksOffWhilePollsFail(t *testing.T) {
 				}
 				return nil
 			}
-			if err := every(ctx, time.Second, slog.New(slog.DiscardHandler), "test", poll); err != nil {
+			if err := every(ctx, time.Second, Deps{Logger: slog.New(slog.DiscardHandler)}, "test", poll); err != nil {
 				t.Fatal(err)
 			}
 			// Waits after failures 1..6 have ceilings 1, 2, 4, 8, 16, 30 s, none below the interval;
@@ -78,5 +82,45 @@ func TestEveryBacksOffWhilePollsFail(t *testing.T) {
 	}
 	if len(firstWaits) < 2 {
 		t.Errorf("%d watchers failing together all waited %v: no jitter", watchers, firstWaits)
+	}
+}
+
+// TestEveryCountsPollsInMetrics: each poll counts under its outcome, the failures in a row show
+// while they last and go back to 0, and the last success carries the clock's time.
+func TestEveryCountsPollsInMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	at := time.Date(2026, 9, 13, 12, 0, 0, 0, time.UTC)
+	d := Deps{Metrics: NewMetrics(reg), Now: func() time.Time { return at }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	results := []error{errors.New("no metadata service"), errors.New("no metadata service"), nil, errors.New("again")}
+	var failingAfter []float64
+	calls := 0
+	poll := func(context.Context) error {
+		if calls > 0 {
+			failingAfter = append(failingAfter, testutil.ToFloat64(d.Metrics.failing.WithLabelValues("aws_imds")))
+		}
+		if calls == len(results) {
+			cancel()
+			return nil
+		}
+		calls++
+		return results[calls-1]
+	}
+	synctest.Test(t, func(t *testing.T) {
+		if err := every(ctx, time.Second, d, "aws_imds", poll); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if want := []float64{1, 2, 0, 1}; !slices.Equal(failingAfter, want) {
+		t.Errorf("failures in a row after each poll = %v, want %v", failingAfter, want)
+	}
+	for outcome, want := range map[string]float64{"ok": 2, "error": 3} {
+		if got := testutil.ToFloat64(d.Metrics.polls.WithLabelValues("aws_imds", outcome)); got != want {
+			t.Errorf("polls %s = %v, want %v", outcome, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(d.Metrics.lastSuccess.WithLabelValues("aws_imds")); got != float64(at.Unix()) {
+		t.Errorf("last success = %v, want %v", got, at.Unix())
 	}
 }

@@ -39,6 +39,8 @@ type Deps struct {
 	// HTTP is the client for metadata services; nil means a client with no global timeout
 	// (every request carries its own deadline).
 	HTTP *http.Client
+	// Metrics records polls and notices; nil records nothing.
+	Metrics *Metrics
 }
 
 func (d Deps) withDefaults() Deps {
@@ -79,6 +81,7 @@ type seenNotice struct {
 // not change.
 type tracker struct {
 	pub    Publisher
+	m      *Metrics
 	now    func() time.Time
 	keep   time.Duration // how long a notice is remembered after it was last reported
 	logger *slog.Logger
@@ -88,7 +91,7 @@ type tracker struct {
 }
 
 func newTracker(d Deps) *tracker {
-	return &tracker{pub: d.Publisher, now: d.Now, keep: time.Hour, logger: d.Logger,
+	return &tracker{pub: d.Publisher, m: d.Metrics, now: d.Now, keep: time.Hour, logger: d.Logger,
 		seen: make(map[string]*seenNotice)}
 }
 
@@ -112,6 +115,7 @@ func (t *tracker) report(ctx context.Context, n notice) (*events.CapacityReclaim
 		return s.event, false, fmt.Errorf("publishing %s notice for %s: %w", n.kind, n.where.Instance, err)
 	}
 	s.published = true
+	t.m.notice(s.event)
 	t.logger.Info("capacity reclaim notice published", "provider", s.event.Provider,
 		"instance", s.event.Instance, "kind", s.event.Kind, "deadline", s.event.Deadline, "id", s.event.ID)
 	return s.event, true, nil
@@ -195,8 +199,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // fatal, because a metadata service that hiccups must not stop the watcher.
 // After failures in a row it waits longer than interval, up to 30 s, so a node without the
 // metadata service it expects is not polled flat out.
-func every(ctx context.Context, interval time.Duration, log *slog.Logger, what string, f func(context.Context) error) error {
-	h := health{log: log, what: what}
+func every(ctx context.Context, interval time.Duration, d Deps, what string, f func(context.Context) error) error {
+	h := newHealth(d, what)
 	for {
 		wait := interval
 		if err := f(ctx); err != nil && ctx.Err() == nil {
@@ -215,8 +219,15 @@ func every(ctx context.Context, interval time.Duration, log *slog.Logger, what s
 // machine without the metadata service it expects would otherwise flood the log.
 type health struct {
 	log      *slog.Logger
+	m        *Metrics
+	now      func() time.Time
 	what     string
 	failures int
+}
+
+func newHealth(d Deps, what string) health {
+	d = d.withDefaults()
+	return health{log: d.Logger, m: d.Metrics, now: d.Now, what: what}
 }
 
 // pollBackoff is the wait after failed polls in a row: from a second, doubling, at most 30 s,
@@ -230,6 +241,7 @@ func (h *health) failed(err error) time.Duration {
 	if h.failures&(h.failures-1) == 0 { // 1, 2, 4, 8, ...
 		h.log.Warn("reclaim watcher poll failed", "watcher", h.what, "failures_in_a_row", h.failures, "err", err)
 	}
+	h.record()
 	return pollBackoff.Delay(h.failures)
 }
 
@@ -238,4 +250,12 @@ func (h *health) ok() {
 		h.log.Info("reclaim watcher recovered", "watcher", h.what, "after_failures", h.failures)
 	}
 	h.failures = 0
+	h.record()
+}
+
+// record counts the poll just made in the watcher's metrics.
+func (h *health) record() {
+	if h.m != nil {
+		h.m.poll(h.what, h.failures, h.now())
+	}
 }

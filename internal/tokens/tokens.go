@@ -90,6 +90,7 @@ type Deps struct {
 	Logger    *slog.Logger
 	Now       func() time.Time // nil: time.Now
 	HTTP      *http.Client     // nil: a plain client; every scrape has its own deadline
+	Metrics   *Metrics         // nil: none recorded
 }
 
 // Scraper scrapes every target on an interval and publishes one tokens.sample per target, a
@@ -188,6 +189,7 @@ func (s *Scraper) round(ctx context.Context, targets []int) ([]*events.TokensSam
 	s.mu.Lock()
 	for j, i := range targets {
 		if errs[j] != nil {
+			s.d.Metrics.scraped(s.cfg.Targets[i], "error")
 			continue
 		}
 		t, c := s.cfg.Targets[i], counters[j]
@@ -202,6 +204,9 @@ func (s *Scraper) round(ctx context.Context, targets []int) ([]*events.TokensSam
 		return nil, errors.Join(errs...)
 	}
 	if err := s.d.Publisher.PublishBatch(ctx, evs); err != nil {
+		for _, e := range samples {
+			s.d.Metrics.scraped(Target{Workload: e.Workload, Replica: e.Replica}, "publish_error")
+		}
 		return nil, errors.Join(append(errs, fmt.Errorf("publishing the tokens of %d replicas: %w", len(evs), err))...)
 	}
 	s.remember(targets, counters, errs, samples)
@@ -219,6 +224,7 @@ func (s *Scraper) remember(targets []int, counters []Counters, errs []error, sam
 		}
 		prev := s.last[i]
 		s.last[i] = counters[j]
+		s.d.Metrics.published(samples[k])
 		if e := samples[k]; e.Reset {
 			s.d.Logger.Info("token counters reset: the server restarted", "replica", e.Replica, "was", prev, "now", counters[j])
 		}

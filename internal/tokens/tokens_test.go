@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bursar-dev/bursar/internal/events"
@@ -77,11 +79,17 @@ func page(prompt, gen, reqs int) []byte {
 func newScraper(t *testing.T, pub Publisher, now time.Time, targets ...Target) *Scraper {
 	t.Helper()
 	s, err := New(Config{Timeout: 200 * time.Millisecond, Targets: targets},
-		Deps{Publisher: pub, Now: func() time.Time { return now }})
+		Deps{Publisher: pub, Now: func() time.Time { return now }, Metrics: NewMetrics(prometheus.NewRegistry())})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// scrapes is the scraper's count of target 0's scrapes with outcome.
+func scrapes(s *Scraper, outcome string) float64 {
+	t := s.cfg.Targets[0]
+	return testutil.ToFloat64(s.d.Metrics.scrapes.WithLabelValues(t.Workload, t.Replica, outcome))
 }
 
 func TestScrapeDetectsCounterResets(t *testing.T) {
@@ -141,6 +149,16 @@ func TestScrapeKeepsTheResetWhenAPublishFails(t *testing.T) {
 	if err != nil || !e.Reset {
 		t.Fatalf("Scrape() = %+v, %v; want the reset reported after the failed publish", e, err)
 	}
+	if ok, failed := scrapes(s, "ok"), scrapes(s, "publish_error"); ok != 2 || failed != 1 {
+		t.Errorf("scrapes ok=%v publish_error=%v, want 2 and 1", ok, failed)
+	}
+	tg := s.cfg.Targets[0]
+	if n := testutil.ToFloat64(s.d.Metrics.resets.WithLabelValues(tg.Workload, tg.Replica)); n != 1 {
+		t.Errorf("bursar_tokens_counter_resets_total = %v, want 1 (counted once published)", n)
+	}
+	if at := testutil.ToFloat64(s.d.Metrics.lastSuccess.WithLabelValues(tg.Workload, tg.Replica)); at != float64(e.At.Unix()) {
+		t.Errorf("last success = %v, want %v", at, e.At.Unix())
+	}
 }
 
 func TestScrapeReportsABadEndpoint(t *testing.T) {
@@ -172,6 +190,9 @@ func TestScrapeReportsABadEndpoint(t *testing.T) {
 			}
 			if len(pub.Events()) != 0 {
 				t.Fatal("published a sample from a bad endpoint")
+			}
+			if bad, ok := scrapes(s, "error"), scrapes(s, "ok"); bad != 1 || ok != 0 {
+				t.Errorf("scrapes error=%v ok=%v, want 1 and 0", bad, ok)
 			}
 		})
 	}
