@@ -42,8 +42,12 @@ type Location struct {
 	Residency   []string `yaml:"residency"`
 	EgressPerGB float64  `yaml:"egress_per_gb"`
 	// Capacity is a hint of how many more instances fit here; 0 means unknown.
-	Capacity int      `yaml:"capacity"`
-	Actuator Actuator `yaml:"actuator"`
+	Capacity int `yaml:"capacity"`
+	// AccountIDs are the provider's billing or sub-account ids (AWS account, Azure subscription,
+	// GCP project) whose charges are this location's; empty means any. Billing reconciliation
+	// and the FOCUS export use them.
+	AccountIDs []string `yaml:"account_ids"`
+	Actuator   Actuator `yaml:"actuator"`
 }
 
 // Actuator says how replicas at a location are scaled. Which fields apply depends on Kind.

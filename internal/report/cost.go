@@ -16,6 +16,7 @@ type group struct {
 	gpuHours float64
 	repHours float64
 	byMarket map[string]float64
+	basis    basisCount
 }
 
 // groupUsage sums usage by the --by dimensions, groups in a stable order.
@@ -36,6 +37,7 @@ func groupUsage(us []Usage, o Options) []*group {
 		g.gpuHours += u.GPUHours
 		g.repHours += u.ReplicaHours
 		g.byMarket[u.Market] += u.USD
+		g.basis.add(u)
 	}
 	out := make([]*group, 0, len(m))
 	for _, g := range m {
@@ -66,17 +68,19 @@ func dimsRow(by []Dim, values []string) cli.Row {
 // Cost is `report cost`: spend, GPU-hours and cost per GPU-hour, and the share of spend on spot,
 // on-demand and reserved capacity, by the --by dimensions.
 func Cost(ctx context.Context, q Querier, o Options) (*Result, error) {
-	us, err := loadUsage(ctx, q, o, bucketOf(o.Window))
+	us, err := costUsage(ctx, q, o, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Title: "Cost, " + o.Window.String(),
-		Columns: append(byColumns(o.By), "usd", "gpu_hours", "usd_per_gpu_hour", "spot_share", "on_demand_share", "reserved_share")}
+		Columns: append(byColumns(o.By), "usd", "gpu_hours", "usd_per_gpu_hour", "spot_share", "on_demand_share", "reserved_share", "basis"),
+		Notes:   []string{basisNote(o)}}
 	total := &group{byMarket: map[string]float64{}}
 	for _, g := range groupUsage(us, o) {
 		res.Rows = append(res.Rows, costRow(dimsRow(o.By, g.values), g))
 		total.usd += g.usd
 		total.gpuHours += g.gpuHours
+		total.basis.billed, total.basis.all = total.basis.billed+g.basis.billed, total.basis.all+g.basis.all
 		for k, v := range g.byMarket {
 			total.byMarket[k] += v
 		}
@@ -96,6 +100,7 @@ func costRow(r cli.Row, g *group) cli.Row {
 	r["spot_share"] = round(ratio(g.byMarket["spot"], g.usd), 4)
 	r["on_demand_share"] = round(ratio(g.byMarket["on_demand"], g.usd), 4)
 	r["reserved_share"] = round(ratio(g.byMarket["reserved"], g.usd), 4)
+	r["basis"] = g.basis.label()
 	return r
 }
 

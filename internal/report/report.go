@@ -79,6 +79,8 @@ type Options struct {
 	Now time.Time
 	// Fleet, when given, maps locations to regions and says where each workload may run.
 	Fleet *fleet.Config
+	// Basis is BasisEstimated (or empty) or BasisBilled, for cost, tokens and savings.
+	Basis string
 }
 
 // Result is a report's answer: rows by column name, columns in print order.

@@ -41,10 +41,13 @@ type Request struct {
 	OutputWeight float64 `json:"output_weight,omitempty"`
 	// Policies are the budget report's policies.
 	Policies []budget.Policy `json:"policies,omitempty"`
+	// Basis is --basis of cost, tokens and savings: estimated (empty) or billed.
+	Basis string `json:"basis,omitempty"`
 }
 
-// Reports are the reports a Request can name: Named (those a schedule runs) plus budget and focus.
-var Reports = append(slices.Clone(Named), "budget", "focus")
+// Reports are the reports a Request can name: Named (those a schedule runs) plus budget, focus
+// and reconcile.
+var Reports = append(slices.Clone(Named), "budget", "focus", "reconcile")
 
 // Limits on a request, so one caller cannot make the owner decode or run without bound.
 const (
@@ -59,12 +62,12 @@ var errSQL = errors.New(`field "sql": SQL is not accepted over the bus; name a r
 
 // NewRequest is the request for report name over o.
 func NewRequest(name string, o Options) Request {
-	return Request{Report: name, Since: o.Window.Since, Until: o.Window.Until, Now: o.Now, By: o.By, Filter: o.Filter, Fleet: o.Fleet}
+	return Request{Report: name, Since: o.Window.Since, Until: o.Window.Until, Now: o.Now, By: o.By, Filter: o.Filter, Fleet: o.Fleet, Basis: o.Basis}
 }
 
 // Options are the request's common options.
 func (r Request) Options() Options {
-	return Options{Window: Window{Since: r.Since, Until: r.Until}, By: r.By, Filter: r.Filter, Now: r.Now, Fleet: r.Fleet}
+	return Options{Window: Window{Since: r.Since, Until: r.Until}, By: r.By, Filter: r.Filter, Now: r.Now, Fleet: r.Fleet, Basis: r.Basis}
 }
 
 // DecodeRequest reads and validates a request from the wire. Unknown fields are refused, and a
@@ -159,6 +162,9 @@ func (r Request) checkNumbers() error {
 			return fmt.Errorf("%s %v: want 0 to %v", n.name, n.v, n.hi)
 		}
 	}
+	if _, err := ParseBasis(r.Basis); err != nil {
+		return fmt.Errorf("basis %q: want estimated or billed", r.Basis)
+	}
 	if r.MaxGap < 0 {
 		return fmt.Errorf("max_gap %s: must not be negative", r.MaxGap)
 	}
@@ -187,6 +193,8 @@ func Run(ctx context.Context, q Querier, r Request) (*Result, error) {
 		return Budget(ctx, q, r.Policies, o)
 	case "focus":
 		return FOCUS(ctx, q, o)
+	case "reconcile":
+		return Reconcile(ctx, q, o)
 	}
 	return RunNamed(ctx, q, r.Report, o)
 }

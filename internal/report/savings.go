@@ -89,7 +89,7 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	if o.Fleet == nil {
 		return nil, fmt.Errorf("report savings needs the fleet file (--fleet bursar.yaml) to know each location's region and where workloads may run")
 	}
-	us, err := loadUsage(ctx, q, o, bucketOf(o.Window))
+	us, err := costUsage(ctx, q, o, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +100,7 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	type agg struct {
 		vals                      []string
 		usd, gpuh, same, cheapest float64
+		basis                     basisCount
 	}
 	groups := map[string]*agg{}
 	missing := map[string]bool{}
@@ -129,13 +130,14 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 			cheap = u.GPUHours * p
 		}
 		a.usd, a.gpuh, a.same, a.cheapest = a.usd+u.USD, a.gpuh+u.GPUHours, a.same+same, a.cheapest+cheap
+		a.basis.add(u)
 		pts = append(pts, Point{Line: "actual", At: u.Hour, Value: u.USD},
 			Point{Line: "on-demand, same location", At: u.Hour, Value: same},
 			Point{Line: "cheapest on-demand allowed", At: u.Hour, Value: cheap})
 	}
 	res := &Result{Title: "Savings against on-demand, " + o.Window.String(),
 		Columns: append(byColumns(o.By), "usd", "gpu_hours", "on_demand_same_usd", "saving_same_usd",
-			"cheapest_on_demand_usd", "saving_cheapest_usd")}
+			"cheapest_on_demand_usd", "saving_cheapest_usd", "basis"), Notes: []string{basisNote(o)}}
 	ids := make([]string, 0, len(groups))
 	for id := range groups {
 		ids = append(ids, id)
@@ -144,11 +146,15 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	var t agg
 	for _, id := range ids {
 		a := groups[id]
-		res.Rows = append(res.Rows, savingsRow(dimsRow(o.By, a.vals), a.usd, a.gpuh, a.same, a.cheapest))
+		r := savingsRow(dimsRow(o.By, a.vals), a.usd, a.gpuh, a.same, a.cheapest)
+		r["basis"] = a.basis.label()
+		res.Rows = append(res.Rows, r)
 		t.usd, t.gpuh, t.same, t.cheapest = t.usd+a.usd, t.gpuh+a.gpuh, t.same+a.same, t.cheapest+a.cheapest
+		t.basis.billed, t.basis.all = t.basis.billed+a.basis.billed, t.basis.all+a.basis.all
 	}
 	if len(o.By) > 0 {
 		res.Total = savingsRow(cli.Row{string(o.By[0]): "TOTAL"}, t.usd, t.gpuh, t.same, t.cheapest)
+		res.Total["basis"] = t.basis.label()
 	}
 	for _, m := range sortedKeys(missing) {
 		res.Notes = append(res.Notes, "no on-demand list price for "+m+": no saving is claimed there")

@@ -95,13 +95,14 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	us, err := loadUsage(ctx, q, o.Options, bucketOf(o.Window))
+	us, err := costUsage(ctx, q, o.Options, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
 	}
 	type agg struct {
 		vals                   []string
 		prompt, gen, req, cost float64
+		basis                  basisCount
 	}
 	groups := map[string]*agg{}
 	var order []string
@@ -130,21 +131,27 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 		pts = append(pts, Point{Line: label(a.vals), At: time.Unix(t.Hour, 0), Value: float64(t.Prompt + t.Gen)})
 	}
 	for _, u := range us {
-		get(u.Workload, u.Location).cost += u.USD
+		a := get(u.Workload, u.Location)
+		a.cost += u.USD
+		a.basis.add(u)
 	}
 	res := &Result{Title: "Tokens and cost per million tokens, " + o.Window.String(),
 		Columns: append(byColumns(o.By), "prompt_tokens", "generation_tokens", "tokens", "requests", "usd",
-			"usd_per_m_tokens", "usd_per_m_input", "usd_per_m_output"),
-		Notes: []string{fmt.Sprintf("input/output split weights an output token as %g input tokens", weight)}}
+			"usd_per_m_tokens", "usd_per_m_input", "usd_per_m_output", "basis"),
+		Notes: []string{fmt.Sprintf("input/output split weights an output token as %g input tokens", weight), basisNote(o.Options)}}
 	sortStrings(order)
 	var total agg
 	for _, id := range order {
 		a := groups[id]
-		res.Rows = append(res.Rows, tokenRow(dimsRow(o.By, a.vals), a.prompt, a.gen, a.req, a.cost, weight))
+		r := tokenRow(dimsRow(o.By, a.vals), a.prompt, a.gen, a.req, a.cost, weight)
+		r["basis"] = a.basis.label()
+		res.Rows = append(res.Rows, r)
 		total.prompt, total.gen, total.req, total.cost = total.prompt+a.prompt, total.gen+a.gen, total.req+a.req, total.cost+a.cost
+		total.basis.billed, total.basis.all = total.basis.billed+a.basis.billed, total.basis.all+a.basis.all
 	}
 	if len(o.By) > 0 {
 		res.Total = tokenRow(cli.Row{string(o.By[0]): "TOTAL"}, total.prompt, total.gen, total.req, total.cost, weight)
+		res.Total["basis"] = total.basis.label()
 	}
 	res.Series = NewSeries("Tokens", o.Window, bucketOf(o.Window), pts)
 	return res, nil

@@ -39,6 +39,8 @@ type Usage struct {
 	USD          float64
 	GPUHours     float64
 	ReplicaHours float64
+	// Billed is set when USD is billed cost (Options.Basis billed), not the estimate.
+	Billed bool
 }
 
 // costCols are the columns of the cost rollup and replica_state that hold each dimension.
@@ -163,6 +165,8 @@ type interval struct {
 	USD    float64 `json:"usd"`
 	FromMS int64   `json:"from_ms"`
 	ToMS   int64   `json:"to_ms"`
+	// Offer is the offer the replicas ran on (location/zone/instance type/market).
+	Offer string `json:"offer_id"`
 }
 
 // spread adds the part of iv inside [a, b) to acc, split at hour boundaries in integer
@@ -216,7 +220,7 @@ func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc *u
 func openIntervals(ctx context.Context, q Querier, f Filter, until time.Time) ([]interval, error) {
 	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT * FROM (
 		SELECT workload, location, argMax(p, last) AS provider, market, argMax(g, last) AS gpu, gpu AS gpu_model,
-			argMax(n, last) AS gpus, argMax(r, last) AS ready, argMax(u, last) AS usd,
+			argMax(n, last) AS gpus, argMax(r, last) AS ready, argMax(u, last) AS usd, argMax(offer, last) AS offer_id,
 			toUnixTimestamp64Milli(max(last)) AS from_ms
 		FROM (SELECT workload, location, market, offer, argMax(provider, at) AS p, argMax(gpu_model, at) AS g,
 				argMax(gpus_per_replica, at) AS n, argMax(ready, at) AS r, argMax(usd_per_hour, at) AS u,

@@ -1,0 +1,221 @@
+package billing
+
+import (
+	"sort"
+	"time"
+)
+
+// Estimate is what Bursar estimated one workload cost on one instance type at one location in
+// one hour.
+type Estimate struct {
+	Workload, Location, InstanceType string
+	Hour                             time.Time
+	USD                              float64
+}
+
+// Locator says which of Bursar's locations a charge was incurred at (bursar.yaml's locations:
+// provider, region, zone and account ids), and which workloads exist.
+type Locator interface {
+	// Locate returns the location's name, or false when no location matches.
+	Locate(c Charge) (string, bool)
+	// Workload reports whether a workload of that name exists.
+	Workload(name string) bool
+}
+
+// The names reconciliation gives lines that belong to no workload.
+const (
+	Unmatched        = "(unmatched)"         // billed usage Bursar does not know about
+	UnusedCommitment = "(unused commitment)" // the unused part of a commitment discount
+)
+
+// Line is one workload's (or one kind of charge's) billed and estimated cost at one location on
+// one day.
+type Line struct {
+	Workload string
+	Location string
+	Day      time.Time
+	// Estimated is Bursar's estimate; Billed, Effective and Contracted sum the FOCUS columns of
+	// the charges matched here (in part, when a charge was shared).
+	Estimated, Billed, Effective, Contracted float64
+	// Commitment is what commitment discounts changed the cost by (EffectiveCost minus
+	// ContractedCost on charges with a CommitmentDiscountId): negative where they saved.
+	Commitment float64
+	// Charges counts the charges matched (a shared charge counts once per line it reached), and
+	// ByTag, BySKU and ByLocation how they were matched.
+	Charges, ByTag, BySKU, ByLocation int
+}
+
+// Difference is EffectiveCost less the estimate: what the bill says the estimate missed.
+func (l *Line) Difference() float64 { return l.Effective - l.Estimated }
+
+// workloadTags are the tag keys that name the workload a resource ran (cost allocation tags and
+// Kubernetes labels as the providers export them).
+var workloadTags = []string{"bursar-workload", "bursar.dev/workload", "bursar:workload", "bursar_workload"}
+
+type lineKey struct {
+	workload, location string
+	day                int64
+}
+
+// reconciler matches charges to estimates and sums both into lines.
+type reconciler struct {
+	loc   Locator
+	lines map[lineKey]*Line
+	// byLoc holds the estimates of each location, for matching by location and SKU.
+	byLoc map[string][]Estimate
+}
+
+// Reconcile matches each billed charge to what Bursar ran: a usage charge whose tags name a
+// workload goes to it; else it is shared, in proportion to the estimates, among the workloads
+// that ran its instance type at its location during its charge period (any instance type there
+// when the charge names none); else it is unmatched. Charges of other categories (credits, tax,
+// purchases, adjustments) and unused commitments are lines of their own at their location. A
+// charge at no known location is unmatched at "<provider>/<region>". Lines are by UTC day, sorted.
+func Reconcile(charges []Charge, est []Estimate, loc Locator) []Line {
+	r := &reconciler{loc: loc, lines: map[lineKey]*Line{}, byLoc: map[string][]Estimate{}}
+	for _, e := range est {
+		r.line(e.Workload, e.Location, e.Hour).Estimated += e.USD
+		r.byLoc[e.Location] = append(r.byLoc[e.Location], e)
+	}
+	for _, c := range charges {
+		r.charge(c)
+	}
+	out := make([]Line, 0, len(r.lines))
+	for _, l := range r.lines {
+		out = append(out, *l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Day.Equal(b.Day) {
+			return a.Day.Before(b.Day)
+		}
+		if a.Location != b.Location {
+			return a.Location < b.Location
+		}
+		return a.Workload < b.Workload
+	})
+	return out
+}
+
+func (r *reconciler) line(workload, location string, t time.Time) *Line {
+	day := t.UTC().Truncate(24 * time.Hour)
+	k := lineKey{workload, location, day.Unix()}
+	l := r.lines[k]
+	if l == nil {
+		l = &Line{Workload: workload, Location: location, Day: day}
+		r.lines[k] = l
+	}
+	return l
+}
+
+// add puts share of charge c on a line.
+func (r *reconciler) add(l *Line, c Charge, share float64) {
+	l.Billed += share * c.Billed
+	l.Effective += share * c.Effective
+	l.Contracted += share * c.Contracted
+	if c.CommitmentID != "" {
+		l.Commitment += share * (c.Effective - c.Contracted)
+	}
+	l.Charges++
+}
+
+func (r *reconciler) charge(c Charge) {
+	loc, ok := r.loc.Locate(c)
+	if !ok {
+		region := c.Region
+		if region == "" {
+			region = "*"
+		}
+		r.spread(Unmatched, ProviderKey(c.Provider)+"/"+region, c)
+		return
+	}
+	switch {
+	case c.Category != "Usage":
+		r.spread("("+lowerCategory(c.Category)+")", loc, c)
+	case c.CommitmentStatus == "Unused":
+		r.spread(UnusedCommitment, loc, c)
+	default:
+		r.usage(c, loc)
+	}
+}
+
+// usage matches a usage charge at a known location.
+func (r *reconciler) usage(c Charge, loc string) {
+	for _, k := range workloadTags {
+		if w := c.Tags[k]; w != "" && r.loc.Workload(w) {
+			for _, d := range days(c.Start, c.End) {
+				l := r.line(w, loc, d.day)
+				r.add(l, c, d.frac)
+				l.ByTag++
+			}
+			return
+		}
+	}
+	weights := map[lineKey]float64{}
+	var total float64
+	for _, e := range r.byLoc[loc] {
+		if e.Hour.Before(c.Start) || !e.Hour.Before(c.End) || (c.InstanceType != "" && e.InstanceType != c.InstanceType) {
+			continue
+		}
+		k := lineKey{e.Workload, loc, e.Hour.UTC().Truncate(24 * time.Hour).Unix()}
+		weights[k] += e.USD
+		total += e.USD
+	}
+	if total <= 0 {
+		r.spread(Unmatched, loc, c)
+		return
+	}
+	for k, w := range weights {
+		l := r.line(k.workload, loc, time.Unix(k.day, 0))
+		r.add(l, c, w/total)
+		if c.InstanceType != "" {
+			l.BySKU++
+		} else {
+			l.ByLocation++
+		}
+	}
+}
+
+// spread puts a charge on one line per day of its charge period, in proportion to the time.
+func (r *reconciler) spread(workload, loc string, c Charge) {
+	for _, d := range days(c.Start, c.End) {
+		r.add(r.line(workload, loc, d.day), c, d.frac)
+	}
+}
+
+type dayShare struct {
+	day  time.Time
+	frac float64
+}
+
+// days splits [start, end) at UTC midnights, each day with its share of the whole.
+func days(start, end time.Time) []dayShare {
+	total := end.Sub(start)
+	if total <= 0 {
+		return []dayShare{{start, 1}}
+	}
+	var out []dayShare
+	for t := start; t.Before(end); {
+		next := t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		if next.After(end) {
+			next = end
+		}
+		out = append(out, dayShare{t, float64(next.Sub(t)) / float64(total)})
+		t = next
+	}
+	return out
+}
+
+func lowerCategory(c string) string {
+	switch c {
+	case "Tax":
+		return "tax"
+	case "Credit":
+		return "credits"
+	case "Purchase":
+		return "purchases"
+	case "Adjustment":
+		return "adjustments"
+	}
+	return "other"
+}

@@ -1,0 +1,221 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/billing"
+	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// fleetLocator places charges at bursar.yaml's locations.
+type fleetLocator struct{ cfg *fleet.Config }
+
+var _ billing.Locator = fleetLocator{}
+
+// Locate finds the one location whose provider, region, zones and account ids the charge
+// matches. A charge without a region (tax, some credits) matches when only one location of its
+// provider and account does.
+func (f fleetLocator) Locate(c billing.Charge) (string, bool) {
+	if f.cfg == nil {
+		return "", false
+	}
+	provider := billing.ProviderKey(c.Provider)
+	var found []string
+	for _, l := range f.cfg.Locations {
+		if l.Provider != provider || (c.Region != "" && l.Region != c.Region) {
+			continue
+		}
+		if c.Zone != "" && len(l.Zones) > 0 && !slices.Contains(l.Zones, c.Zone) {
+			continue
+		}
+		if len(l.AccountIDs) > 0 && !slices.Contains(l.AccountIDs, c.BillingAccountID) && !slices.Contains(l.AccountIDs, c.SubAccountID) {
+			continue
+		}
+		found = append(found, l.Name)
+	}
+	if len(found) != 1 {
+		return "", false
+	}
+	return found[0], true
+}
+
+// Workload reports whether bursar.yaml names the workload.
+func (f fleetLocator) Workload(name string) bool {
+	if f.cfg == nil {
+		return false
+	}
+	_, ok := f.cfg.Workload(name)
+	return ok
+}
+
+// instanceType is the instance type in an offer id (location/zone/instance type/market).
+func instanceType(offer string) string {
+	if p := strings.Split(offer, "/"); len(p) == 4 {
+		return p[2]
+	}
+	return ""
+}
+
+// offerEstimates is the estimated cost in the window by workload, location, instance type and
+// hour: the replica_state intervals that overlap it and the intervals still open, up to Now.
+func offerEstimates(ctx context.Context, q Querier, o Options) ([]billing.Estimate, error) {
+	w := o.Window
+	ivs, err := queryRows[interval](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
+		offer AS offer_id, gpus_per_replica AS gpus, prev_ready AS ready, prev_usd_per_hour AS usd,
+		toUnixTimestamp64Milli(prev_at) AS from_ms, toUnixTimestamp64Milli(at) AS to_ms
+		FROM %s WHERE prev_ready > 0 AND at > prev_at AND at > %s AND prev_at < %s AND %s`,
+		q.Table("replica_state"), ms64(w.Since), ms64(w.Until), where(o.Filter, costCols)))
+	if err != nil {
+		return nil, fmt.Errorf("reading replica intervals: %w", err)
+	}
+	end := w.Until
+	if !o.Now.IsZero() && o.Now.Before(end) {
+		end = o.Now
+	}
+	if end.After(w.Since) {
+		open, err := openIntervals(ctx, q, o.Filter, end)
+		if err != nil {
+			return nil, err
+		}
+		for _, iv := range open {
+			iv.ToMS = end.UnixMilli()
+			ivs = append(ivs, iv)
+		}
+	}
+	acc := map[billing.Estimate]float64{}
+	for _, iv := range ivs {
+		spreadHours(iv, w, func(hour time.Time, usd float64) {
+			acc[billing.Estimate{Workload: iv.Workload, Location: iv.Location, InstanceType: instanceType(iv.Offer), Hour: hour}] += usd
+		})
+	}
+	out := make([]billing.Estimate, 0, len(acc))
+	for e, usd := range acc {
+		e.USD = usd
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// spreadHours calls add with the cost of the part of iv inside w in each hour.
+func spreadHours(iv interval, w Window, add func(time.Time, float64)) {
+	acc := &usageAcc{m: map[usageKey]*Usage{}, step: time.Hour}
+	iv.spread(acc, w.Since, w.Until)
+	for _, u := range acc.m {
+		add(u.Hour, u.USD)
+	}
+}
+
+// reconcileLines matches the billed charges overlapping the window to the estimates.
+func reconcileLines(ctx context.Context, q Querier, o Options) ([]billing.Line, []billing.Charge, error) {
+	charges, err := loadCharges(ctx, q, o.Window)
+	if err != nil {
+		return nil, nil, err
+	}
+	est, err := offerEstimates(ctx, q, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return billing.Reconcile(charges, est, fleetLocator{o.Fleet}), charges, nil
+}
+
+// Reconcile is `report reconcile`: per day, workload and location, Bursar's estimate beside the
+// billed cost (BilledCost and EffectiveCost) of the charges matched to it, the difference and
+// its known causes; credits, tax, unused commitments and billed usage Bursar does not know about
+// are lines of their own.
+func Reconcile(ctx context.Context, q Querier, o Options) (*Result, error) {
+	lines, charges, err := reconcileLines(ctx, q, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Title: "Estimated and billed cost, " + o.Window.String(),
+		Columns: []string{"day", "workload", "location", "estimated_usd", "billed_cost", "effective_cost", "difference", "commitment", "causes"},
+		Notes: []string{"difference = effective_cost (FOCUS EffectiveCost, amortized) - estimated_usd; " +
+			"commitment = what commitment discounts changed EffectiveCost by against ContractedCost"}}
+	billedAt := map[string]bool{}
+	for _, l := range lines {
+		if l.Charges > 0 {
+			billedAt[l.Location+l.Day.Format(time.DateOnly)] = true
+		}
+	}
+	var total billing.Line
+	for _, l := range lines {
+		if !o.Filter.keep(Workload, l.Workload) || !o.Filter.keep(Location, l.Location) {
+			continue
+		}
+		res.Rows = append(res.Rows, reconcileRow(cli.Row{"day": l.Day.Format(time.DateOnly), "workload": l.Workload, "location": l.Location},
+			l, causes(l, billedAt[l.Location+l.Day.Format(time.DateOnly)])))
+		total.Estimated, total.Billed, total.Effective = total.Estimated+l.Estimated, total.Billed+l.Billed, total.Effective+l.Effective
+		total.Commitment += l.Commitment
+	}
+	res.Total = reconcileRow(cli.Row{"day": "TOTAL"}, total, "")
+	if cur := currencies(charges); len(cur) > 0 {
+		res.Notes = append(res.Notes, "billed in "+strings.Join(cur, ", ")+", estimated in USD: the differences mix currencies")
+	}
+	if len(charges) == 0 {
+		res.Notes = append(res.Notes, "no billed charges imported for this window: run report import-billing --focus FILE|DIR")
+	}
+	return res, nil
+}
+
+func reconcileRow(r cli.Row, l billing.Line, why string) cli.Row {
+	r["estimated_usd"] = round(l.Estimated, 2)
+	r["billed_cost"] = round(l.Billed, 2)
+	r["effective_cost"] = round(l.Effective, 2)
+	r["difference"] = round(l.Difference(), 2)
+	r["commitment"] = round(l.Commitment, 2)
+	r["causes"] = why
+	return r
+}
+
+// causes says what the difference on a line comes from, where the bill says.
+func causes(l billing.Line, billedThere bool) string {
+	switch l.Workload {
+	case billing.Unmatched:
+		return fmt.Sprintf("billed usage Bursar has no replica for (%d charges)", l.Charges)
+	case billing.UnusedCommitment:
+		return "unused commitment"
+	case "(credits)", "(tax)", "(purchases)", "(adjustments)", "(other)":
+		return strings.Trim(l.Workload, "()")
+	}
+	if l.Charges == 0 {
+		if billedThere {
+			return "no billed charge matched"
+		}
+		return "no billing imported for this location and day"
+	}
+	var parts []string
+	if math.Abs(l.Commitment) >= 0.005 {
+		parts = append(parts, fmt.Sprintf("commitment discount %+.2f", l.Commitment))
+	}
+	if rest := l.Difference() - l.Commitment; math.Abs(rest) >= 0.005 {
+		parts = append(parts, fmt.Sprintf("price or usage %+.2f", rest))
+	}
+	var by []string
+	for _, m := range []struct {
+		n    int
+		what string
+	}{{l.ByTag, "tag"}, {l.BySKU, "location and SKU"}, {l.ByLocation, "location"}} {
+		if m.n > 0 {
+			by = append(by, m.what)
+		}
+	}
+	return strings.Join(append(parts, "matched by "+strings.Join(by, ", ")), "; ")
+}
+
+// currencies lists the billing currencies other than USD.
+func currencies(cs []billing.Charge) []string {
+	var out []string
+	for _, c := range cs {
+		if c.Currency != "USD" && !slices.Contains(out, c.Currency) {
+			out = append(out, c.Currency)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
