@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oklog/run"
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/health"
 	"github.com/bursar-dev/bursar/internal/report"
 	islack "github.com/bursar-dev/bursar/internal/slack"
 )
@@ -17,6 +19,7 @@ import (
 // serveOptions are report serve's flags.
 type serveOptions struct {
 	schedule, reports, period, by, fleetFile string
+	metricsListen                            string
 	once, dryRun                             bool
 }
 
@@ -34,7 +37,10 @@ chat:write and files:write.
 
 --once runs the reports now, posts them and exits (non-zero when one failed): run it from a
 scheduler of your own, such as a Kubernetes CronJob, instead of keeping serve up. --dry-run runs
-them now and prints what would be posted, without Slack.`,
+them now and prints what would be posted, without Slack.
+
+On its schedule, serve answers /metrics, /livez and /readyz on --metrics-listen; it is ready
+while the history its reports read can be opened.`,
 		Example: `  report serve --schedule "0 9 * * MON" --report cost,savings,tokens --period 7d --fleet bursar.yaml
   report serve --once --report cost,savings --period 7d     # one run, posted: a CronJob's command
   report serve --dry-run --report cost,idle                 # run now and print instead of posting`,
@@ -51,6 +57,7 @@ them now and prints what would be posted, without Slack.`,
 	f.StringVar(&o.fleetFile, "fleet", "bursar.yaml", "fleet file (savings needs it)")
 	f.BoolVar(&o.once, "once", false, "run the reports now, post them to Slack and exit (for a CronJob)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "run the reports now and print what would be posted; needs no Slack")
+	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9466", "address of the Prometheus /metrics endpoint and the /livez and /readyz probes while serve runs on its schedule; empty to disable")
 	return cmd
 }
 
@@ -99,7 +106,28 @@ func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
 	if o.once || o.dryRun {
 		return s.Once(cmd.Context(), time.Now().UTC())
 	}
-	return s.Start(cmd.Context(), func() time.Time { return time.Now().UTC() })
+	return schedule(cmd, g, s, o.metricsListen)
+}
+
+// schedule runs s on its schedule beside the probes and metrics endpoint. Ready means the
+// reports' history can be opened now (its owner answers over NATS, or the store opens), which
+// is what the next run will need.
+func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, addr string) error {
+	reg := cli.NewRegistry()
+	s.Metrics = report.NewServeMetrics(reg)
+	history := health.Check{Name: "history", Run: func(ctx context.Context) error {
+		_, closeFn, err := open(ctx, cmd, g)
+		if err != nil {
+			return err
+		}
+		return closeFn()
+	}}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	var group run.Group
+	group.Add(func() error { return health.Serve(ctx, addr, reg, []health.Check{history}, s.Log) }, func(error) { cancel() })
+	group.Add(func() error { return s.Start(ctx, func() time.Time { return time.Now().UTC() }) }, func(error) { cancel() })
+	return group.Run()
 }
 
 // slackFromEnv builds the poster from the BURSAR_SLACK_* variables internal/slack reads (secrets

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
 )
 
@@ -30,6 +31,45 @@ type Scheduler struct {
 	Poster Poster
 	Out    io.Writer
 	Log    *slog.Logger
+	// Metrics counts the runs; nil counts nothing.
+	Metrics *ServeMetrics
+}
+
+// ServeMetrics are report serve's Prometheus series: each scheduled report's runs by outcome,
+// the time of its last posted run and how long runs take, so a report that stopped reaching
+// Slack (or its history) shows before anyone misses Monday's post.
+type ServeMetrics struct {
+	runs        *prometheus.CounterVec
+	lastSuccess *prometheus.GaugeVec
+	duration    *prometheus.HistogramVec
+}
+
+// NewServeMetrics registers the series with reg.
+func NewServeMetrics(reg prometheus.Registerer) *ServeMetrics {
+	m := &ServeMetrics{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_report_runs_total",
+			Help: "Scheduled report runs, by report and outcome (ok, failed)."}, []string{"report", "outcome"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bursar_report_last_success_timestamp_seconds",
+			Help: "Unix time of the run a report was last posted (or printed) for."}, []string{"report"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bursar_report_run_duration_seconds",
+			Help: "Time to run and post one report.", Buckets: prometheus.ExponentialBuckets(.05, 2, 12)}, []string{"report"}),
+	}
+	reg.MustRegister(m.runs, m.lastSuccess, m.duration)
+	return m
+}
+
+// observe records one run of report name for the time now that ended with err after took.
+func (m *ServeMetrics) observe(name string, now time.Time, took time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	m.duration.WithLabelValues(name).Observe(took.Seconds())
+	if err != nil {
+		m.runs.WithLabelValues(name, "failed").Inc()
+		return
+	}
+	m.runs.WithLabelValues(name, "ok").Inc()
+	m.lastSuccess.WithLabelValues(name).Set(float64(now.UnixNano()) / 1e9)
 }
 
 // Parse checks the schedule and returns its next time after now.
@@ -46,7 +86,10 @@ func (s *Scheduler) Parse(now time.Time) (time.Time, error) {
 func (s *Scheduler) Once(ctx context.Context, now time.Time) error {
 	var failed []string
 	for _, name := range s.Reports {
-		if err := s.one(ctx, name, now); err != nil {
+		start := time.Now()
+		err := s.one(ctx, name, now)
+		s.Metrics.observe(name, now, time.Since(start), err)
+		if err != nil {
 			s.Log.Error("scheduled report failed", "report", name, "err", err)
 			failed = append(failed, name+": "+err.Error())
 		}
