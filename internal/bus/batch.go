@@ -37,7 +37,12 @@ func (p *Publisher) PublishBatch(ctx context.Context, evs []events.Event) error 
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			errs = append(errs, fmt.Errorf("publishing %d events to %s: %w", msgs[i].Events, msgs[i].Subject, err))
+			if unanswered(err) { // tried again on its own, under its id
+				err = p.send(ctx, f.Msg())
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("publishing %d events to %s: %w", msgs[i].Events, msgs[i].Subject, err))
+			}
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %d of %d batch messages: %w", len(futures)-i, len(futures), ctx.Err())
 		}

@@ -29,6 +29,17 @@ type EmbeddedOptions struct {
 	// Log receives the server's own warnings and errors (its notices as debug lines); nil
 	// discards them.
 	Log *slog.Logger
+	// Cluster joins this server to others on this machine; nil runs it alone.
+	Cluster *ClusterOptions
+}
+
+// ClusterOptions make an embedded server one node of a JetStream cluster on loopback (the soak's;
+// a cluster across machines is a NATS deployment of its own, see docs/security.md).
+type ClusterOptions struct {
+	Name   string   // the cluster's name, the same on every node
+	Node   string   // this node's name, unique in the cluster
+	Port   int      // the route listener on 127.0.0.1; -1 picks a free port
+	Routes []string // the other nodes' route URLs, nats-route://127.0.0.1:PORT
 }
 
 // StartEmbedded starts an in-process nats-server with JetStream and waits until it accepts
@@ -88,6 +99,18 @@ func serverOptions(o EmbeddedOptions) (*server.Options, error) {
 		ServerName: "bursar-embedded", Host: o.Host, Port: o.Port,
 		JetStream: true, StoreDir: o.StoreDir, NoSigs: true, NoLog: o.Log == nil,
 		Nkeys: nkeyUsers(keys), Users: o.Users,
+	}
+	if c := o.Cluster; c != nil {
+		if c.Name == "" || c.Node == "" {
+			return nil, fmt.Errorf("an embedded NATS cluster node needs a cluster name and a node name")
+		}
+		opts.ServerName = c.Node
+		// Nodes route only to the Routes given, never to addresses gossiped by the others: a
+		// route through a proxy stays the only way between two nodes.
+		opts.Cluster = server.ClusterOpts{Name: c.Name, Host: "127.0.0.1", Port: c.Port, NoAdvertise: true}
+		if len(c.Routes) > 0 {
+			opts.Routes = server.RoutesFromStr(strings.Join(c.Routes, ","))
+		}
 	}
 	if o.TLSCert != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLSCert, KeyFile: o.TLSKey})

@@ -19,13 +19,14 @@ type Publisher struct {
 // NewPublisher returns a publisher over js.
 func NewPublisher(js jetstream.JetStream) *Publisher { return &Publisher{js: js} }
 
-// Publish encodes e and waits until JetStream has stored it (or dropped it as a duplicate).
+// Publish encodes e and waits until JetStream has stored it (or dropped it as a duplicate),
+// trying again while the stream gives no answer (see send).
 func (p *Publisher) Publish(ctx context.Context, e events.Event) error {
 	msg, err := message(e)
 	if err != nil {
 		return err
 	}
-	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
+	if err := p.send(ctx, msg); err != nil {
 		return fmt.Errorf("publishing %s %s to %s: %w", e.EventType(), e.Header().ID, msg.Subject, err)
 	}
 	return nil
