@@ -141,6 +141,7 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		if err != nil {
 			return err
 		}
+		reg.MustRegister(system.SpendMetrics(sys.Budgets))
 		addContext(&group, ctx, sys.Run)
 		checks = append(checks, health.Check{Name: "arbiter", Run: sys.Ready})
 	}

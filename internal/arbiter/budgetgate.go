@@ -100,6 +100,14 @@ func (b *Budgets) Attach(d Decider) {
 	b.mu.Unlock()
 }
 
+// Position returns every policy's position as of the last evaluation (the leader's: a standby
+// evaluates none) and the replica intervals running now, for the spend and burn gauges.
+func (b *Budgets) Position() ([]budget.Status, []budget.Interval) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gate.Statuses(), b.ledger.Running()
+}
+
 // Ready waits until the policies are loaded and the ledger has replayed the spend so far, so the
 // first plan is judged on them. Start the arbiter's Service after it.
 func (b *Budgets) Ready(ctx context.Context) error {

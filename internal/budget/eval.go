@@ -30,6 +30,7 @@ type Interval struct {
 	Team       string
 	Provider   string
 	Location   string
+	Market     string  // spot, on_demand or reserved, for the spend gauges
 	Count      int     // replicas running; 0 means 1
 	USDPerHour float64 // price of one replica-hour
 	From       time.Time

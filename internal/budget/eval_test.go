@@ -166,6 +166,9 @@ func TestLedgerIntervalsPriceTheFleet(t *testing.T) {
 	if want := 40.0 + 60 + 36 + 16; !near(s.Actual, want) || !near(s.BurnPerHour, 8) {
 		t.Errorf("actual %v burn %v, want %v and 8", s.Actual, s.BurnPerHour, want)
 	}
+	if run := l.Running(); len(run) != 1 || run[0].Count != 1 || run[0].USDPerHour != 8 || run[0].Market != "spot" {
+		t.Errorf("running = %+v, want the one spot replica at 8/h", run)
+	}
 	l.Prune(t0.Add(4*time.Hour + 30*time.Minute))
 	if n := len(l.Intervals(t0)); n != 2 {
 		t.Errorf("after prune %d intervals, want the one ending at 05:00 and the open one (%v)", n, fmt.Sprint(l.Intervals(t0)))

@@ -42,7 +42,7 @@ func (l *Ledger) Observe(e *events.ReplicaState) {
 	}
 	if e.Ready > 0 {
 		l.open[k] = &Interval{Workload: e.Workload, Team: l.Teams[e.Workload], Provider: e.Provider,
-			Location: e.Location, Count: e.Ready, USDPerHour: e.USDPerHour, From: e.At}
+			Location: e.Location, Market: string(e.Market), Count: e.Ready, USDPerHour: e.USDPerHour, From: e.At}
 	}
 }
 
@@ -62,6 +62,15 @@ func (l *Ledger) Intervals(since time.Time) []Interval {
 		return cmp.Or(a.From.Compare(b.From), strings.Compare(a.Workload, b.Workload),
 			strings.Compare(a.Location, b.Location), cmpFloat(a.USDPerHour, b.USDPerHour))
 	})
+	return out
+}
+
+// Running returns the intervals still open: what runs now, at its price.
+func (l *Ledger) Running() []Interval {
+	out := make([]Interval, 0, len(l.open))
+	for _, iv := range l.open {
+		out = append(out, *iv)
+	}
 	return out
 }
 
