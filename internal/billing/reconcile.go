@@ -70,7 +70,8 @@ type reconciler struct {
 // that ran its instance type at its location during its charge period (any instance type there
 // when the charge names none); else it is unmatched. Charges of other categories (credits, tax,
 // purchases, adjustments) and unused commitments are lines of their own at their location. A
-// charge at no known location is unmatched at "<provider>/<region>". Lines are by UTC day, sorted.
+// charge at no known location is at "<provider>/<region>" (a usage charge there is unmatched).
+// Lines are by UTC day, sorted.
 func Reconcile(charges []Charge, est []Estimate, loc Locator) []Line {
 	r := &reconciler{loc: loc, lines: map[lineKey]*Line{}, byLoc: map[string][]Estimate{}}
 	for _, e := range est {
@@ -126,14 +127,15 @@ func (r *reconciler) charge(c Charge) {
 		if region == "" {
 			region = "*"
 		}
-		r.spread(Unmatched, ProviderKey(c.Provider)+"/"+region, c)
-		return
+		loc = ProviderKey(c.Provider) + "/" + region
 	}
 	switch {
 	case c.Category != "Usage":
 		r.spread("("+lowerCategory(c.Category)+")", loc, c)
 	case c.CommitmentStatus == "Unused":
 		r.spread(UnusedCommitment, loc, c)
+	case !ok:
+		r.spread(Unmatched, loc, c)
 	default:
 		r.usage(c, loc)
 	}

@@ -13,7 +13,8 @@ type Record map[string]string
 // RowError says which file, row and column of an export is wrong, and how.
 type RowError struct {
 	File string
-	// Row is the data row, 1 for the first after the header; 0 means the header itself.
+	// Row is the data row, 1 for the first after the header; 0 means the header (with a
+	// Column) or the whole file (without).
 	Row    int
 	Column string
 	Err    error
@@ -21,10 +22,12 @@ type RowError struct {
 
 func (e *RowError) Error() string {
 	where := fmt.Sprintf("row %d", e.Row)
-	if e.Row == 0 {
+	switch {
+	case e.Row == 0 && e.Column == "": // the whole file
+		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	case e.Row == 0:
 		where = "header"
-	}
-	if e.Column == "" {
+	case e.Column == "":
 		return fmt.Sprintf("%s: %s: %v", e.File, where, e.Err)
 	}
 	return fmt.Sprintf("%s: %s, column %s: %v", e.File, where, e.Column, e.Err)

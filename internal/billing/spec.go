@@ -52,14 +52,14 @@ type Column struct {
 
 // The allowed values the specification lists.
 var (
-	chargeCategories   = []string{"Usage", "Purchase", "Tax", "Credit", "Adjustment"}
-	chargeClasses      = []string{"Correction"}
-	chargeFrequencies  = []string{"One-Time", "Recurring", "Usage-Based"}
-	pricingCategories  = []string{"Standard", "Dynamic", "Committed", "Other"}
-	commitCategories   = []string{"Spend", "Usage"}
-	commitStatuses     = []string{"Used", "Unused"}
-	capacityStatuses   = []string{"Used", "Unused"}
-	serviceCategories  = []string{"AI and Machine Learning", "Analytics", "Business Applications", "Compute", "Databases", "Developer Tools", "Multicloud", "Identity", "Integration", "Internet of Things", "Management and Governance", "Media", "Migration", "Mobile", "Networking", "Security", "Storage", "Web", "Other"}
+	chargeCategories  = []string{"Usage", "Purchase", "Tax", "Credit", "Adjustment"}
+	chargeClasses     = []string{"Correction"}
+	chargeFrequencies = []string{"One-Time", "Recurring", "Usage-Based"}
+	pricingCategories = []string{"Standard", "Dynamic", "Committed", "Other"}
+	commitCategories  = []string{"Spend", "Usage"}
+	commitStatuses    = []string{"Used", "Unused"}
+	capacityStatuses  = []string{"Used", "Unused"}
+	serviceCategories = []string{"AI and Machine Learning", "Analytics", "Business Applications", "Compute", "Databases", "Developer Tools", "Multicloud", "Identity", "Integration", "Internet of Things", "Management and Governance", "Media", "Migration", "Mobile", "Networking", "Security", "Storage", "Web", "Other"}
 )
 
 // Columns are the FOCUS 1.2 columns of a cost and usage dataset, written from the specification's
