@@ -35,8 +35,8 @@ func TestParseFixtures(t *testing.T) {
 		wantType     string // the first charge's instance type
 		wantTag      [2]string
 	}{
-		{fixtures[0], 7, "aws", "p5.48xlarge", [2]string{"team", "assistants"}},                   // from x_UsageType
-		{fixtures[1], 1, "azure", "Standard_ND96isr_H100_v5", [2]string{"bursar-workload", "chat"}}, // SkuPriceDetails; a BOM
+		{fixtures[0], 7, "aws", "p5.48xlarge", [2]string{"team", "assistants"}},                       // from x_UsageType
+		{fixtures[1], 1, "azure", "Standard_ND96isr_H100_v5", [2]string{"bursar-workload", "chat"}},   // SkuPriceDetails; a BOM
 		{fixtures[2], 1, "gcp", "a3-highgpu-8g", [2]string{"goog-k8s-cluster-name", "gke-prod-euw4"}}, // BigQuery's "... UTC" times
 	}
 	for _, tt := range tests {

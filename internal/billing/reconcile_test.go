@@ -29,7 +29,9 @@ func (testLocator) Locate(c Charge) (string, bool) {
 	return found[0], true
 }
 
-func (testLocator) Workload(name string) bool { return slices.Contains([]string{"chat", "embed", "eu-chat"}, name) }
+func (testLocator) Workload(name string) bool {
+	return slices.Contains([]string{"chat", "embed", "eu-chat"}, name)
+}
 
 // hours are n hourly estimates of usd each from 00:00 on Nov 30.
 func hours(workload, location, instanceType string, n int, usd float64) []Estimate {
