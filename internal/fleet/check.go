@@ -67,9 +67,6 @@ func (a *Actuator) check(at []any) error {
 	}
 	switch a.Kind {
 	case KindKubernetes:
-		if a.Context == "" {
-			return fail("required for kind kubernetes: the kube context of this location's cluster", f("context")...)
-		}
 		if a.NodeWait < 0 {
 			return fail("want a duration of 0 (5m) or more", f("node_wait")...)
 		}

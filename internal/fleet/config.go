@@ -55,6 +55,8 @@ type Actuator struct {
 	Kind string `yaml:"kind"` // kubernetes, webhook or sim
 
 	// kubernetes: the kube context (from the kubeconfig) and namespace of the location's cluster.
+	// With neither Context nor Kubeconfig, the location is the cluster the arbiter runs in,
+	// reached with its pod's ServiceAccount.
 	Context    string `yaml:"context"`
 	Kubeconfig string `yaml:"kubeconfig"` // default: $KUBECONFIG or ~/.kube/config
 	Namespace  string `yaml:"namespace"`  // default: "default"

@@ -119,3 +119,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestKubernetesWithoutContextIsTheArbitersCluster: a kubernetes location naming no context is
+// accepted (it was refused): the kube actuator reaches it with the pod's ServiceAccount.
+func TestKubernetesWithoutContextIsTheArbitersCluster(t *testing.T) {
+	y := strings.Replace(base, "{kind: sim}", "{kind: kubernetes, namespace: llm}", 1) +
+		"    kubernetes: {on_demand: svc}\n    markets: [on_demand]\n"
+	cfg, err := fleet.Parse([]byte(y), "bursar.yaml")
+	if err != nil {
+		t.Fatalf("a kubernetes location without context: %v", err)
+	}
+	if a := cfg.Locations[0].Actuator; a.Context != "" || a.Kubeconfig != "" {
+		t.Errorf("actuator = %+v, want neither context nor kubeconfig", a)
+	}
+}

@@ -1,4 +1,4 @@
-// Package kube scales workloads in Kubernetes clusters, one kube context per location, through the
+// Package kube scales workloads in Kubernetes clusters, one cluster per location, through the
 // scale subresource of a Deployment or StatefulSet. Spot and on-demand replicas are separate
 // objects (named in bursar.yaml), so each market is scaled on its own. Observe also lists the
 // objects' pods and reads their nodes, so the arbiter learns which cloud instances each group runs
@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -55,32 +54,6 @@ func New(cfg *fleet.Config, clients map[string]kubernetes.Interface, opts Option
 		opts.Now = time.Now
 	}
 	return &Actuator{cfg: cfg, clients: clients, opts: opts}
-}
-
-// Connect builds a client for every kubernetes location of cfg from its kubeconfig and context.
-func Connect(cfg *fleet.Config) (*Actuator, error) {
-	clients := map[string]kubernetes.Interface{}
-	for _, l := range cfg.Locations {
-		if l.Actuator.Kind != fleet.KindKubernetes {
-			continue
-		}
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		if l.Actuator.Kubeconfig != "" {
-			rules.ExplicitPath = l.Actuator.Kubeconfig
-		}
-		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-			&clientcmd.ConfigOverrides{CurrentContext: l.Actuator.Context}).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("location %s: kube context %q: %w (check actuator.context and $KUBECONFIG)",
-				l.Name, l.Actuator.Context, err)
-		}
-		c, err := kubernetes.NewForConfig(rc)
-		if err != nil {
-			return nil, fmt.Errorf("location %s: %w", l.Name, err)
-		}
-		clients[l.Name] = c
-	}
-	return New(cfg, clients, Options{}), nil
 }
 
 // target is where a group lives in its cluster.
