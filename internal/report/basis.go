@@ -64,9 +64,10 @@ func costUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([
 		}
 	}
 	for k, b := range billed { // billed by tag where Bursar estimated nothing
-		if est[k] == 0 {
-			us = append(us, Usage{Key: Key{Workload: k.workload, Location: k.location, Provider: o.provider(k.location)},
-				Hour: time.Unix(k.day, 0).UTC(), USD: b, Billed: true})
+		u := Usage{Key: Key{Workload: k.workload, Location: k.location, Provider: o.provider(k.location)},
+			Hour: time.Unix(k.day, 0).UTC(), USD: b, Billed: true}
+		if est[k] == 0 && o.keepsAll(u.Key) {
+			us = append(us, u)
 		}
 	}
 	return us, nil
@@ -100,4 +101,14 @@ func basisNote(o Options) string {
 	}
 	return "basis: billed = FOCUS EffectiveCost of the charges matched to the row (report reconcile), " +
 		"estimated where none were imported or matched, mixed where both"
+}
+
+// keepsAll reports whether the filter keeps a key on every dimension.
+func (o Options) keepsAll(k Key) bool {
+	for _, d := range Dims {
+		if !o.Filter.keep(d, k.dim(d, o)) {
+			return false
+		}
+	}
+	return true
 }

@@ -229,3 +229,24 @@ func (r chargeRow) charge() billing.Charge {
 		CommitmentStatus: r.CommitmentStatus, Region: r.Region, Zone: r.Zone, ResourceID: r.ResourceID, SkuID: r.SkuID,
 		SkuPriceID: r.SkuPriceID, InstanceType: r.InstanceType, Quantity: r.Quantity, Unit: r.Unit, Tags: tags}
 }
+
+// ImportFiles reads every export file under paths (files or directories) and imports them as
+// ImportBilling does. Every file is parsed and checked first: when one is malformed, the error
+// names it, its row and column, and nothing from any of them is imported.
+func ImportFiles(ctx context.Context, q Querier, ex Execer, paths []string, now time.Time) ([]Imported, error) {
+	var exports []*billing.Export
+	for _, p := range paths {
+		files, err := billing.Files(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			e, err := billing.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("%w\nnothing was imported: fix the file or export it again, then import again", err)
+			}
+			exports = append(exports, e)
+		}
+	}
+	return ImportBilling(ctx, q, ex, exports, now)
+}

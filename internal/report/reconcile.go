@@ -111,13 +111,17 @@ func spreadHours(iv interval, w Window, add func(time.Time, float64)) {
 	}
 }
 
-// reconcileLines matches the billed charges overlapping the window to the estimates.
+// reconcileLines matches the billed charges overlapping the window to the estimates. The match
+// sees every workload's estimates whatever the filter: a charge is shared among all that ran
+// there, and the caller keeps the lines it wants.
 func reconcileLines(ctx context.Context, q Querier, o Options) ([]billing.Line, []billing.Charge, error) {
 	charges, err := loadCharges(ctx, q, o.Window)
 	if err != nil {
 		return nil, nil, err
 	}
-	est, err := offerEstimates(ctx, q, o)
+	all := o
+	all.Filter = nil
+	est, err := offerEstimates(ctx, q, all)
 	if err != nil {
 		return nil, nil, err
 	}
