@@ -23,6 +23,7 @@ type reportFlags struct {
 	fleetFile            string
 	output               string
 	chart                string
+	basis                string // cost, tokens and savings (bindBasis)
 }
 
 func (f *reportFlags) bind(cmd *cobra.Command, defaultBy string, chart bool) {
@@ -58,7 +59,11 @@ func (f *reportFlags) options(now time.Time, needFleet bool) (report.Options, er
 		}
 		filter[d] = append(filter[d], strings.Split(v, ",")...)
 	}
-	o := report.Options{Window: w, By: by, Filter: filter, Now: now}
+	basis, err := report.ParseBasis(f.basis)
+	if err != nil {
+		return report.Options{}, err
+	}
+	o := report.Options{Window: w, By: by, Filter: filter, Now: now, Basis: basis}
 	if o.Fleet, err = loadFleet(f.fleetFile, needFleet); err != nil {
 		return report.Options{}, err
 	}
@@ -113,7 +118,7 @@ func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
 // defaultBy is each report's grouping when --by is not given, on the command line and in
 // "report serve".
 var defaultBy = map[string]string{"cost": "workload", "tokens": "workload,location", "savings": "workload",
-	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": ""}
+	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": "", "reconcile": ""}
 
 // reportCmd builds a report command: request, when not nil, adds the report's own flags to the
 // request for the options (nil: report use with the common flags only).

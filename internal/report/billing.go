@@ -230,10 +230,20 @@ func (r chargeRow) charge() billing.Charge {
 		SkuPriceID: r.SkuPriceID, InstanceType: r.InstanceType, Quantity: r.Quantity, Unit: r.Unit, Tags: tags}
 }
 
-// ImportFiles reads every export file under paths (files or directories) and imports them as
-// ImportBilling does. Every file is parsed and checked first: when one is malformed, the error
-// names it, its row and column, and nothing from any of them is imported.
+// ImportFiles reads every export file under paths (ReadExports) and imports them as
+// ImportBilling does. Every file is parsed and checked first: when one is malformed, nothing from
+// any of them is imported.
 func ImportFiles(ctx context.Context, q Querier, ex Execer, paths []string, now time.Time) ([]Imported, error) {
+	exports, err := ReadExports(paths)
+	if err != nil {
+		return nil, err
+	}
+	return ImportBilling(ctx, q, ex, exports, now)
+}
+
+// ReadExports reads and checks every export file under paths (files or directories); the first
+// malformed one is an error that names it, its row and column, and says nothing was imported.
+func ReadExports(paths []string) ([]*billing.Export, error) {
 	var exports []*billing.Export
 	for _, p := range paths {
 		files, err := billing.Files(p)
@@ -248,5 +258,5 @@ func ImportFiles(ctx context.Context, q Querier, ex Execer, paths []string, now 
 			exports = append(exports, e)
 		}
 	}
-	return ImportBilling(ctx, q, ex, exports, now)
+	return exports, nil
 }
