@@ -1,0 +1,242 @@
+// Package helm_test renders the Bursar chart with Helm's own library, decodes every object it
+// renders strictly into its Kubernetes API type, and lints it as "helm lint" does.
+package helm_test
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+const chartDir = "bursar"
+
+// types are the Go types of every kind the chart renders.
+var types = map[string]func() any{
+	"v1/ConfigMap":                                    func() any { return &corev1.ConfigMap{} },
+	"v1/Service":                                      func() any { return &corev1.Service{} },
+	"v1/ServiceAccount":                               func() any { return &corev1.ServiceAccount{} },
+	"apps/v1/Deployment":                              func() any { return &appsv1.Deployment{} },
+	"apps/v1/DaemonSet":                               func() any { return &appsv1.DaemonSet{} },
+	"batch/v1/CronJob":                                func() any { return &batchv1.CronJob{} },
+	"policy/v1/PodDisruptionBudget":                   func() any { return &policyv1.PodDisruptionBudget{} },
+	"rbac.authorization.k8s.io/v1/Role":               func() any { return &rbacv1.Role{} },
+	"rbac.authorization.k8s.io/v1/RoleBinding":        func() any { return &rbacv1.RoleBinding{} },
+	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
+	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
+	"monitoring.coreos.com/v1/ServiceMonitor":         func() any { return &monitoringv1.ServiceMonitor{} },
+}
+
+// render renders the chart with values over its defaults and decodes every object strictly:
+// a field its type does not have fails the test. It returns the objects by kind/name.
+func render(t *testing.T, values string) map[string]any {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := common.ReadValues([]byte(values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "bursar", Namespace: "bursar", IsInstall: true},
+		common.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(ch, rv)
+	if err != nil {
+		t.Fatalf("rendering: %v", err)
+	}
+	objs := map[string]any{}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		for i, doc := range strings.Split(files[name], "\n---") {
+			if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" || strings.HasSuffix(name, "NOTES.txt") {
+				continue
+			}
+			kind, obj := decode(t, fmt.Sprintf("%s#%d", name, i), []byte(doc))
+			objs[kind] = obj
+		}
+	}
+	return objs
+}
+
+func decode(t *testing.T, where string, doc []byte) (string, any) {
+	t.Helper()
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(doc, &head); err != nil {
+		t.Fatalf("%s: %v\n%s", where, err, doc)
+	}
+	mk, ok := types[head.APIVersion+"/"+head.Kind]
+	if !ok {
+		t.Fatalf("%s: %s %s has no Go type in this test: add it", where, head.APIVersion, head.Kind)
+	}
+	obj := mk()
+	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		t.Fatalf("%s: %s does not decode strictly: %v\n%s", where, head.Kind, err, doc)
+	}
+	key := head.Kind + "/" + head.Metadata.Name
+	if head.Metadata.Namespace != "" {
+		key += "@" + head.Metadata.Namespace
+	}
+	return key, obj
+}
+
+// valueSets are the shapes a release takes: the defaults, everything on, the least.
+var valueSets = map[string]string{
+	"defaults": "",
+	"everything": `
+slack: {secret: bursar-slack, channel: C0ALERTS}
+nats: {tlsCASecret: nats-ca}
+kube: {namespaces: [inference, batch], kubeconfigSecret: bursar-kubeconfigs}
+arbiter: {slackListen: ":8080"}
+collector: {gpu: {hostNetwork: true, runtimeClassName: nvidia}}
+report: {mode: cronjob}
+serviceMonitor: {enabled: true, labels: {release: prometheus}}
+imagePullSecrets: [{name: ghcr}]
+`,
+	"arbiter only": `
+collector: {gpu: {enabled: false}, prices: {enabled: false}}
+report: {enabled: false}
+`,
+}
+
+func TestChartRendersObjectsThatDecodeStrictly(t *testing.T) {
+	for name, values := range valueSets {
+		t.Run(name, func(t *testing.T) {
+			objs := render(t, values)
+			if _, ok := objs["Deployment/bursar-arbiter"]; !ok {
+				t.Fatalf("no arbiter Deployment among %v", slices.Sorted(maps.Keys(objs)))
+			}
+		})
+	}
+}
+
+func TestArbiterIsHighlyAvailableAndProbed(t *testing.T) {
+	objs := render(t, valueSets["everything"])
+	d := objs["Deployment/bursar-arbiter"].(*appsv1.Deployment)
+	if *d.Spec.Replicas != 2 {
+		t.Errorf("arbiter replicas = %d, want 2 (leader and standby)", *d.Spec.Replicas)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/livez" {
+		t.Errorf("probes = %s, %s; want /readyz and /livez", c.ReadinessProbe.HTTPGet.Path, c.LivenessProbe.HTTPGet.Path)
+	}
+	sc := d.Spec.Template.Spec.SecurityContext
+	if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Error("the arbiter may run as root or write its root filesystem")
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	for _, k := range []string{"BURSAR_CLICKHOUSE_PASSWORD_FILE", "BURSAR_SLACK_BOT_TOKEN_FILE", "BURSAR_NATS_CREDS"} {
+		if !strings.HasPrefix(env[k], "/var/run/secrets/bursar/") {
+			t.Errorf("%s = %q, want a file mounted from a Secret", k, env[k])
+		}
+	}
+	for k := range env {
+		if strings.Contains(k, "PASSWORD") && !strings.HasSuffix(k, "_FILE") || strings.HasSuffix(k, "TOKEN") {
+			t.Errorf("%s carries a secret in the environment; want its _FILE variant", k)
+		}
+	}
+	pdb := objs["PodDisruptionBudget/bursar-arbiter"].(*policyv1.PodDisruptionBudget)
+	if pdb.Spec.MinAvailable.IntValue() != 1 {
+		t.Errorf("PDB minAvailable = %v, want 1", pdb.Spec.MinAvailable)
+	}
+	if _, ok := objs["CronJob/bursar-report"]; !ok {
+		t.Error("report.mode cronjob rendered no CronJob")
+	}
+	ds := objs["DaemonSet/bursar-collector-gpu"].(*appsv1.DaemonSet)
+	if !ds.Spec.Template.Spec.HostNetwork || ds.Spec.Template.Spec.NodeSelector["nvidia.com/gpu.present"] != "true" {
+		t.Errorf("the GPU collector is not on the GPU nodes' network: %+v", ds.Spec.Template.Spec.NodeSelector)
+	}
+}
+
+// TestRoleGrantsScaleAndNothingMore: per namespace the arbiter may read and set the scale of
+// Deployments and StatefulSets, read them, and list pods; cluster-wide only get nodes.
+func TestRoleGrantsScaleAndNothingMore(t *testing.T) {
+	objs := render(t, valueSets["everything"])
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale", "statefulsets/scale"}, Verbs: []string{"get", "update"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+	}
+	for _, ns := range []string{"inference", "batch"} {
+		r, ok := objs["Role/bursar-arbiter@"+ns].(*rbacv1.Role)
+		if !ok {
+			t.Fatalf("no Role in namespace %s", ns)
+		}
+		if fmt.Sprint(r.Rules) != fmt.Sprint(want) {
+			t.Errorf("Role in %s = %v, want %v", ns, r.Rules, want)
+		}
+		rb := objs["RoleBinding/bursar-arbiter@"+ns].(*rbacv1.RoleBinding)
+		if s := rb.Subjects[0]; s.Kind != "ServiceAccount" || s.Name != "bursar-arbiter" || s.Namespace != "bursar" {
+			t.Errorf("RoleBinding in %s binds %+v, want the arbiter's ServiceAccount", ns, s)
+		}
+	}
+	cr := objs["ClusterRole/bursar-arbiter-nodes"].(*rbacv1.ClusterRole)
+	if fmt.Sprint(cr.Rules) != fmt.Sprint([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}}}) {
+		t.Errorf("ClusterRole = %v, want get nodes only", cr.Rules)
+	}
+}
+
+// TestFleetConfigMapIsAValidFleetFile: the default fleet the chart ships passes the arbiter's
+// own checks, with its kubernetes location reached in-cluster.
+func TestFleetConfigMapIsAValidFleetFile(t *testing.T) {
+	cm := render(t, "")["ConfigMap/bursar-arbiter"].(*corev1.ConfigMap)
+	cfg, err := fleet.Parse([]byte(cm.Data["bursar.yaml"]), "bursar.yaml")
+	if err != nil {
+		t.Fatalf("the chart's fleet file: %v\n%s", err, cm.Data["bursar.yaml"])
+	}
+	if a := cfg.Locations[0].Actuator; a.Kind != fleet.KindKubernetes || a.Context != "" {
+		t.Errorf("default location's actuator = %+v, want kubernetes in this cluster", a)
+	}
+}
+
+// TestChartLints runs helm's linter over the chart with each value set: no warning or error.
+func TestChartLints(t *testing.T) {
+	for name, values := range valueSets {
+		t.Run(name, func(t *testing.T) {
+			vals, err := common.ReadValues([]byte(values))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := lint.RunAll(chartDir, vals, "bursar")
+			var b bytes.Buffer
+			for _, m := range res.Messages {
+				if m.Severity >= support.WarningSev {
+					fmt.Fprintln(&b, m)
+				}
+			}
+			if b.Len() > 0 {
+				t.Errorf("helm lint:\n%s", b.String())
+			}
+		})
+	}
+}
