@@ -133,6 +133,7 @@ func TestParseMalformed(t *testing.T) {
 		{"charge period backwards", csvEdit(t, "ChargePeriodEnd", "2026-11-29T00:00:00Z"), "row 2, column ChargePeriodEnd: 2026-11-29T00:00:00Z is not after ChargePeriodStart"},
 		{"usage without a quantity", csvEdit(t, "PricingQuantity", ""), "row 2, column PricingQuantity: is empty on a Usage charge"},
 		{"status without a commitment", csvEdit(t, "CommitmentDiscountStatus", "Used"), "row 2, column CommitmentDiscountStatus: is set on a row without a CommitmentDiscountId"},
+		{"committed without a commitment", csvEdit(t, "PricingCategory", "Committed"), "row 2, column CommitmentDiscountId: is empty (or missing) on a Usage row priced Committed"},
 		{"empty", nil, "bad.csv: empty file"},
 		{"ragged row", []byte(strings.Join(MandatoryColumns(), ",") + "\n1,2\n"), "bad.csv: row 1: "},
 		{"not gzip", []byte{0x1f, 0x8b, 0, 1}, "bad.csv: not a gzip file"},
@@ -288,4 +289,25 @@ func parquetLocalTime(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+func TestNewMetadata(t *testing.T) {
+	created := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	m := NewMetadata("Bursar", []string{"BilledCost", "ChargePeriodStart", "Tags", "x_PromptTokens", "x_Workload"},
+		map[string]Type{"x_PromptTokens": Decimal}, created)
+	s := m.Schemas[0]
+	if s.FocusVersion != Version || s.CreationDate != "2026-12-01T00:00:00Z" || m.DataGenerator.DataGenerator != "Bursar" {
+		t.Errorf("metadata %+v", m)
+	}
+	var got []string
+	for _, d := range s.ColumnDefinitions {
+		got = append(got, d.ColumnName+":"+d.DataType+":"+d.ProviderName)
+	}
+	want := []string{"BilledCost:Decimal:", "ChargePeriodStart:DateTime:", "Tags:JSON:", "x_PromptTokens:Decimal:Bursar", "x_Workload:String:Bursar"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("columns %v, want %v", got, want)
+	}
+	if again := NewMetadata("Bursar", []string{"BilledCost"}, nil, created.Add(time.Hour)); again.Schemas[0].SchemaID == s.SchemaID {
+		t.Error("different columns have the same schema id")
+	}
 }

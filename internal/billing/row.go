@@ -99,6 +99,8 @@ func checkRules(r Record) (string, error) {
 		}
 	} else if r["CommitmentDiscountStatus"] != "" {
 		return "CommitmentDiscountStatus", errors.New("is set on a row without a CommitmentDiscountId")
+	} else if r["PricingCategory"] == "Committed" && cat == "Usage" {
+		return "CommitmentDiscountId", errors.New("is empty (or missing) on a Usage row priced Committed; FOCUS asks for the commitment that priced it")
 	}
 	return "", nil
 }

@@ -8,24 +8,20 @@ import (
 	"sort"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/billing"
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
-// FOCUSMandatory are the columns FOCUS 1.2 makes mandatory for every cost and usage dataset.
-var FOCUSMandatory = []string{
-	"BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodEnd",
-	"BillingPeriodStart", "ChargeCategory", "ChargeClass", "ChargeDescription", "ChargePeriodEnd",
-	"ChargePeriodStart", "ContractedCost", "EffectiveCost", "InvoiceIssuerName", "ListCost",
-	"PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceCategory", "ServiceName",
-}
-
-// focusConditional are the conditional and recommended columns Bursar has data for, and its
-// own x_ columns: token counts and the keys it records spend by.
-var focusConditional = []string{
-	"ChargeFrequency", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "ListUnitPrice",
+// focusColumns are the FOCUS columns Bursar's export holds beyond the mandatory ones (every
+// conditional and recommended column it has data for, the commitment columns null except on
+// reserved capacity), then its own x_ columns: token counts and the keys it records spend by.
+var focusColumns = []string{
+	"AvailabilityZone", "BillingAccountType", "ChargeFrequency", "CommitmentDiscountCategory", "CommitmentDiscountId",
+	"CommitmentDiscountName", "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
+	"CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "ListUnitPrice",
 	"PricingCategory", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType",
-	"ServiceSubcategory", "SkuId", "SubAccountId", "SubAccountName", "Tags",
+	"ServiceSubcategory", "SkuId", "SkuPriceId", "SubAccountId", "SubAccountName", "Tags",
 	"x_Workload", "x_Location", "x_Market", "x_GPUModel", "x_ReplicaHours",
 	"x_PromptTokens", "x_GenerationTokens", "x_Requests",
 }
@@ -33,7 +29,10 @@ var focusConditional = []string{
 // pricingCategory maps a market to FOCUS's PricingCategory.
 var pricingCategory = map[string]string{"spot": "Dynamic", "on_demand": "Standard", "reserved": "Committed"}
 
-// FOCUS is `report focus`: a FOCUS 1.2 cost and usage dataset for the window (a billing period,
+// FOCUSColumns are the export's columns in order: FOCUS's mandatory ones, then focusColumns.
+func FOCUSColumns() []string { return append(billing.MandatoryColumns(), focusColumns...) }
+
+// FOCUS is `report focus`: a FOCUS cost and usage dataset (billing.Version) for the window (a billing period,
 // normally a month), one row per day, workload, location, market and GPU model. GPU-hours are
 // the consumed and pricing quantity; tokens served ride in x_ columns, shared between a day's rows
 // of one workload and location in proportion to their replica-hours. ListCost is the on-demand
@@ -55,9 +54,16 @@ func FOCUS(ctx context.Context, q Querier, o Options) (*Result, error) {
 	}
 	days := dailyUsage(us)
 	shareTokens(days, toks)
-	res := &Result{Title: "FOCUS 1.2 cost and usage, " + o.Window.String(), Columns: append(append([]string{}, FOCUSMandatory...), focusConditional...)}
+	res := &Result{Title: "FOCUS " + billing.Version + " cost and usage, " + o.Window.String(), Columns: FOCUSColumns()}
+	unset := map[string]bool{}
 	for _, d := range days {
 		res.Rows = append(res.Rows, focusRow(d, o, ps))
+		if l, ok := fleetLocation(o, d.Location); !ok || len(l.AccountIDs) == 0 {
+			unset[d.Location] = true
+		}
+	}
+	for _, l := range sortedKeys(unset) {
+		res.Notes = append(res.Notes, "location "+l+" has no account_ids in the fleet file: its BillingAccountId is the location's name")
 	}
 	return res, nil
 }
@@ -134,15 +140,22 @@ func focusRow(d *focusDay, o Options, ps []listPrice) cli.Row {
 	start, end := maxTime(d.Hour, o.Window.Since), minTime(d.Hour.Add(24*time.Hour), o.Window.Until)
 	list, listUnit := d.USD, ratio(d.USD, d.GPUHours)
 	region := o.region(d.Location)
+	account, zone := d.Location, ""
 	if l, ok := fleetLocation(o, d.Location); ok {
 		if p := cheapestAt(ps, l, d.GPU); !math.IsNaN(p) {
 			list, listUnit = d.GPUHours*p, p
 		}
+		if len(l.AccountIDs) > 0 {
+			account = l.AccountIDs[0]
+		}
+		if len(l.Zones) == 1 {
+			zone = l.Zones[0]
+		}
 	}
-	tags, _ := json.Marshal(map[string]string{"workload": d.Workload, "location": d.Location, "market": d.Market})
-	return cli.Row{
-		"BilledCost": round(d.USD, 6), "BillingAccountId": d.Provider, "BillingAccountName": d.Provider,
-		"BillingCurrency": "USD", "BillingPeriodStart": iso(o.Window.Since), "BillingPeriodEnd": iso(o.Window.Until),
+	sku := d.GPU + "/" + d.Market
+	r := cli.Row{
+		"AvailabilityZone": zone, "BilledCost": round(d.USD, 6), "BillingAccountId": account, "BillingAccountName": d.Provider + " " + account,
+		"BillingAccountType": "", "BillingCurrency": "USD", "BillingPeriodStart": iso(o.Window.Since), "BillingPeriodEnd": iso(o.Window.Until),
 		"ChargeCategory": "Usage", "ChargeClass": "", "ChargeFrequency": "Usage-Based",
 		"ChargeDescription": fmt.Sprintf("%s on %s GPUs (%s) at %s", d.Workload, d.GPU, d.Market, d.Location),
 		"ChargePeriodStart": iso(start), "ChargePeriodEnd": iso(end),
@@ -154,12 +167,37 @@ func focusRow(d *focusDay, o Options, ps []listPrice) cli.Row {
 		"RegionId": region, "RegionName": region,
 		"ResourceId": d.Workload + "@" + d.Location + "/" + d.Market + "/" + d.GPU, "ResourceName": d.Workload + " at " + d.Location,
 		"ResourceType": "GPU replicas", "ServiceCategory": "Compute", "ServiceSubcategory": "Virtual Machines",
-		"ServiceName": "GPU compute", "SkuId": d.GPU + "/" + d.Market, "SubAccountId": "", "SubAccountName": "",
-		"Tags":       string(tags),
+		"ServiceName": "GPU compute", "SkuId": sku, "SkuPriceId": d.Location + "/" + sku, "SubAccountId": "", "SubAccountName": "",
+		"Tags":       focusTags(d, o),
 		"x_Workload": d.Workload, "x_Location": d.Location, "x_Market": d.Market, "x_GPUModel": d.GPU,
 		"x_ReplicaHours": round(d.ReplicaHours, 6), "x_PromptTokens": d.prompt, "x_GenerationTokens": d.gen,
 		"x_Requests": d.requests,
 	}
+	for _, c := range []string{"CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName",
+		"CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType", "CommitmentDiscountUnit"} {
+		r[c] = ""
+	}
+	if d.Market == "reserved" { // FOCUS asks for the commitment that priced it
+		r["CommitmentDiscountCategory"], r["CommitmentDiscountStatus"] = "Usage", "Used"
+		r["CommitmentDiscountId"] = d.Location + "/" + d.GPU + "/reserved"
+		r["CommitmentDiscountName"] = "reserved " + d.GPU + " capacity at " + d.Location
+		r["CommitmentDiscountType"] = "Reserved capacity"
+		r["CommitmentDiscountQuantity"], r["CommitmentDiscountUnit"] = round(d.GPUHours, 6), "GPU-Hours"
+	}
+	return r
+}
+
+// focusTags are the row's Tags: its workload, location and market, and the workload's team
+// from the fleet file.
+func focusTags(d *focusDay, o Options) string {
+	tags := map[string]string{"workload": d.Workload, "location": d.Location, "market": d.Market}
+	if o.Fleet != nil {
+		if w, ok := o.Fleet.Workload(d.Workload); ok && w.Team != "" {
+			tags["team"] = w.Team
+		}
+	}
+	b, _ := json.Marshal(tags)
+	return string(b)
 }
 
 func fleetLocation(o Options, name string) (*fleet.Location, bool) {

@@ -86,15 +86,8 @@ func TestFOCUS(t *testing.T) {
 		t.Fatal(err)
 	}
 	header := recs[0]
-	for _, c := range FOCUSMandatory {
-		if !slices.Contains(header, c) {
-			t.Errorf("FOCUS column %s is missing", c)
-		}
-	}
-	for _, c := range header {
-		if !slices.Contains(FOCUSMandatory, c) && !slices.Contains(focusConditional, c) {
-			t.Errorf("column %s is neither FOCUS nor x_", c)
-		}
+	if !slices.Equal(header, FOCUSColumns()) {
+		t.Errorf("header %v, want %v", header, FOCUSColumns())
 	}
 	if len(recs) != 3 {
 		t.Fatalf("%d rows, want one for aws spot and one for gcp on-demand on Nov 30", len(recs)-1)

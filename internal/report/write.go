@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bursar-dev/bursar/internal/billing"
 	"github.com/bursar-dev/bursar/internal/cli"
 )
 
 // Formats are the output formats every report prints in.
 var Formats = []string{"table", "json", "yaml", "csv", "markdown"}
 
-// Write prints a result as a table, JSON, YAML, CSV or markdown. chart, when not empty, is the path of
+// Write prints a result as a table, JSON, YAML, CSV or markdown, or as Parquet (report focus). chart, when not empty, is the path of
 // the result's chart PNG, which markdown embeds.
 func Write(w io.Writer, format string, res *Result, chart string) error {
 	switch format {
@@ -35,6 +36,12 @@ func Write(w io.Writer, format string, res *Result, chart string) error {
 		return nil
 	case "markdown", "md":
 		return writeMarkdown(w, res, chart)
+	case "parquet":
+		rows := make([]map[string]any, len(res.Rows))
+		for i, r := range res.Rows {
+			rows[i] = r
+		}
+		return billing.WriteParquet(w, res.Columns, rows)
 	}
 	return fmt.Errorf("--output %q: want %s", format, cli.Or(Formats))
 }
