@@ -61,7 +61,7 @@ func importBilling(cmd *cobra.Command, g *cli.Globals, paths []string, output st
 		return err
 	}
 	defer st.Close()
-	imp, err := report.ImportBilling(ctx, st, st.Engine(), exports, time.Now().UTC())
+	imp, err := report.ImportBilling(ctx, st, exports, time.Now().UTC())
 	if err != nil {
 		return err
 	}

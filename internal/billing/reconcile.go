@@ -221,3 +221,25 @@ func lowerCategory(c string) string {
 	}
 	return "other"
 }
+
+// Within is the part of the charge inside [since, until), its amounts in proportion to the time
+// (a monthly charge over a week's window counts a week's share); false when no part is.
+func (c Charge) Within(since, until time.Time) (Charge, bool) {
+	start, end := c.Start, c.End
+	if start.Before(since) {
+		start = since
+	}
+	if end.After(until) {
+		end = until
+	}
+	if !end.After(start) {
+		return Charge{}, false
+	}
+	if start.Equal(c.Start) && end.Equal(c.End) {
+		return c, true
+	}
+	f := float64(end.Sub(start)) / float64(c.End.Sub(c.Start))
+	c.Billed, c.Effective, c.Contracted, c.List, c.Quantity = f*c.Billed, f*c.Effective, f*c.Contracted, f*c.List, f*c.Quantity
+	c.Start, c.End = start, end
+	return c, true
+}

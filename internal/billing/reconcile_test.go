@@ -185,3 +185,29 @@ func TestReconcileKeepsEveryCent(t *testing.T) {
 		t.Errorf("lines sum to %.6f, charges to %.6f", got, want)
 	}
 }
+
+func TestChargeWithin(t *testing.T) {
+	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	c := Charge{Start: day.Add(-12 * time.Hour), End: day.Add(12 * time.Hour), Billed: 24, Effective: 20, Contracted: 24, List: 30, Quantity: 24}
+	tests := []struct {
+		name         string
+		since, until time.Time
+		wantOK       bool
+		wantBilled   float64 // 24 over 24 h: 1 an hour
+		wantStart    time.Time
+	}{
+		{"inside", day.Add(-24 * time.Hour), day.Add(24 * time.Hour), true, 24, day.Add(-12 * time.Hour)},
+		{"the day's half", day, day.Add(24 * time.Hour), true, 12, day},
+		{"six hours", day.Add(time.Hour), day.Add(7 * time.Hour), true, 6, day.Add(time.Hour)},
+		{"outside", day.Add(12 * time.Hour), day.Add(24 * time.Hour), false, 0, time.Time{}},
+	}
+	for _, tt := range tests {
+		got, ok := c.Within(tt.since, tt.until)
+		if ok != tt.wantOK || got.Billed != tt.wantBilled || !got.Start.Equal(tt.wantStart) {
+			t.Errorf("%s: %+v, %v", tt.name, got, ok)
+		}
+		if ok && got.Effective/got.Billed != 20.0/24 {
+			t.Errorf("%s: effective %v not in proportion", tt.name, got.Effective)
+		}
+	}
+}

@@ -12,11 +12,24 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/billing"
+	"github.com/bursar-dev/bursar/internal/store"
 )
 
-// Execer runs a statement with inline data: *store.Store's engine is one.
-type Execer interface {
-	Exec(ctx context.Context, query string, data []byte) error
+// Writer is the store an import writes to: *store.Store is one. Reads go through Table (in a
+// cluster, the Distributed table over every shard); inserts go to the local table of the
+// database, as the recorder's do.
+type Writer interface {
+	Querier
+	Database() string
+	Engine() store.Engine
+}
+
+// localTable is the quoted name of a table of w's database on the server w is connected to.
+func localTable(w Writer, name string) string {
+	q := func(id string) string {
+		return "`" + strings.ReplaceAll(strings.ReplaceAll(id, `\`, `\\`), "`", "\\`") + "`"
+	}
+	return q(w.Database()) + "." + q(name)
 }
 
 // Imported is what one export (one provider, billing account and period) of an import did.
@@ -44,17 +57,17 @@ type slice struct {
 // an export imported before is skipped (importing the same files twice changes nothing), and a
 // new one is written, then registered, and replaces the older export of that period for every
 // reader. now is the import's time, the tie-break between exports covering the same days.
-func ImportBilling(ctx context.Context, q Querier, ex Execer, exports []*billing.Export, now time.Time) ([]Imported, error) {
+func ImportBilling(ctx context.Context, w Writer, exports []*billing.Export, now time.Time) ([]Imported, error) {
 	var out []Imported
 	for _, s := range slicesOf(exports) {
 		id := s.id()
 		imp := Imported{Provider: s.provider, Account: s.account, Period: s.period, ExportID: id, Files: s.files, Charges: len(s.charges)}
-		known, err := exportKnown(ctx, q, s, id)
+		known, err := exportKnown(ctx, w, s, id)
 		if err != nil {
 			return out, err
 		}
 		if imp.Skipped = known; !known {
-			if err := writeSlice(ctx, q, ex, s, id, now); err != nil {
+			if err := writeSlice(ctx, w, s, id, now); err != nil {
 				return out, err
 			}
 		}
@@ -148,7 +161,7 @@ type chargeRow struct {
 
 // writeSlice inserts the slice's charges (deduplicated by export and chunk, so a retry of a
 // failed import writes nothing twice), then registers the export, which makes them visible.
-func writeSlice(ctx context.Context, q Querier, ex Execer, s *slice, id string, now time.Time) error {
+func writeSlice(ctx context.Context, w Writer, s *slice, id string, now time.Time) error {
 	const chunk = 50000
 	var covered time.Time
 	for i := 0; i < len(s.charges); i += chunk {
@@ -164,8 +177,8 @@ func writeSlice(ctx context.Context, q Querier, ex Execer, s *slice, id string, 
 			}
 		}
 		query := fmt.Sprintf("INSERT INTO %s SETTINGS insert_deduplicate = 1, insert_deduplication_token = %s FORMAT JSONEachRow",
-			q.Table("billing_charge"), lit(fmt.Sprintf("billing/%s/%d", id, i)))
-		if err := ex.Exec(ctx, query, b.Bytes()); err != nil {
+			localTable(w, "billing_charge"), lit(fmt.Sprintf("billing/%s/%d", id, i)))
+		if err := w.Engine().Exec(ctx, query, b.Bytes()); err != nil {
 			return fmt.Errorf("writing billing charges of %s: %w", strings.Join(s.files, ", "), err)
 		}
 	}
@@ -173,8 +186,8 @@ func writeSlice(ctx context.Context, q Querier, ex Execer, s *slice, id string, 
 		"period_start": chTime(s.period), "export_id": id, "files": s.files, "charges": len(s.charges),
 		"covered_until": chTime(covered), "imported_at": chTime(now)})
 	query := fmt.Sprintf("INSERT INTO %s SETTINGS insert_deduplicate = 1, insert_deduplication_token = %s FORMAT JSONEachRow",
-		q.Table("billing_export"), lit("billing-export/"+id))
-	if err := ex.Exec(ctx, query, append(reg, '\n')); err != nil {
+		localTable(w, "billing_export"), lit("billing-export/"+id))
+	if err := w.Engine().Exec(ctx, query, append(reg, '\n')); err != nil {
 		return fmt.Errorf("registering billing export %s: %w", id, err)
 	}
 	return nil
@@ -233,12 +246,12 @@ func (r chargeRow) charge() billing.Charge {
 // ImportFiles reads every export file under paths (ReadExports) and imports them as
 // ImportBilling does. Every file is parsed and checked first: when one is malformed, nothing from
 // any of them is imported.
-func ImportFiles(ctx context.Context, q Querier, ex Execer, paths []string, now time.Time) ([]Imported, error) {
+func ImportFiles(ctx context.Context, w Writer, paths []string, now time.Time) ([]Imported, error) {
 	exports, err := ReadExports(paths)
 	if err != nil {
 		return nil, err
 	}
-	return ImportBilling(ctx, q, ex, exports, now)
+	return ImportBilling(ctx, w, exports, now)
 }
 
 // ReadExports reads and checks every export file under paths (files or directories); the first

@@ -68,7 +68,7 @@ func nov30(by ...Dim) Options {
 
 func importFiles(t *testing.T, st *store.Store, now time.Time, paths ...string) []Imported {
 	t.Helper()
-	imp, err := ImportFiles(ctxT(t), st, st.Engine(), paths, now)
+	imp, err := ImportFiles(ctxT(t), st, paths, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestImportMalformedImportsNothing(t *testing.T) {
 	bad := strings.Replace(string(good), "2026-11-30 00:00:00 UTC", "2026-11-30 01:00:00+01:00", 1)
 	os.WriteFile(filepath.Join(dir, "a-good.csv"), good, 0o644)
 	os.WriteFile(filepath.Join(dir, "b-bad.csv"), []byte(bad), 0o644)
-	_, err = ImportFiles(ctxT(t), st, st.Engine(), []string{dir}, at("12:00"))
+	_, err = ImportFiles(ctxT(t), st, []string{dir}, at("12:00"))
 	want := filepath.Join(dir, "b-bad.csv") + `: row 1, column ChargePeriodStart: "2026-11-30 01:00:00+01:00" is not a UTC date and time`
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "nothing was imported") {
 		t.Fatalf("error %v, want it to contain %q", err, want)
@@ -232,5 +232,22 @@ func TestReconcileFilterKeepsTheMatch(t *testing.T) {
 	}
 	if len(res.Rows) != 1 || res.Rows[0]["effective_cost"] != 24.0 {
 		t.Errorf("rows %v, want the g5's 24.00 alone", res.Rows)
+	}
+}
+
+// TestReconcileCountsTheWindowsShare: a daily charge over a half-day window counts half: embed's
+// 96.80 spot day is 48.40 from 00:00 to 12:00, against its whole 8 h estimate, 96.00.
+func TestReconcileCountsTheWindowsShare(t *testing.T) {
+	st := billedHistory(t)
+	importFiles(t, st, at("00:00").Add(48*time.Hour), awsExport)
+	o := nov30()
+	o.Window.Until, o.Now = at("12:00"), at("12:00")
+	o.Filter = Filter{Workload: {"embed"}}
+	res, err := Reconcile(ctxT(t), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0]["effective_cost"] != 48.4 || res.Rows[0]["estimated_usd"] != 96.0 {
+		t.Errorf("rows %v, want embed at 48.40 effective against 96.00", res.Rows)
 	}
 }

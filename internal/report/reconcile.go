@@ -111,13 +111,20 @@ func spreadHours(iv interval, w Window, add func(time.Time, float64)) {
 	}
 }
 
-// reconcileLines matches the billed charges overlapping the window to the estimates. The match
+// reconcileLines matches the billed charges in the window (the part of each inside it) to the
+// estimates. The match
 // sees every workload's estimates whatever the filter: a charge is shared among all that ran
 // there, and the caller keeps the lines it wants.
 func reconcileLines(ctx context.Context, q Querier, o Options) ([]billing.Line, []billing.Charge, error) {
-	charges, err := loadCharges(ctx, q, o.Window)
+	loaded, err := loadCharges(ctx, q, o.Window)
 	if err != nil {
 		return nil, nil, err
+	}
+	charges := loaded[:0]
+	for _, c := range loaded {
+		if in, ok := c.Within(o.Window.Since, o.Window.Until); ok {
+			charges = append(charges, in)
+		}
 	}
 	all := o
 	all.Filter = nil
