@@ -311,3 +311,53 @@ func TestNewMetadata(t *testing.T) {
 		t.Error("different columns have the same schema id")
 	}
 }
+
+// awsParquetRow is a FOCUS row as AWS writes it to Parquet: Tags a map<string,string>.
+type awsParquetRow struct {
+	BilledCost         float64           `parquet:"BilledCost"`
+	BillingAccountID   string            `parquet:"BillingAccountId"`
+	BillingAccountName string            `parquet:"BillingAccountName,optional"`
+	BillingCurrency    string            `parquet:"BillingCurrency"`
+	BillingPeriodEnd   time.Time         `parquet:"BillingPeriodEnd,timestamp(millisecond)"`
+	BillingPeriodStart time.Time         `parquet:"BillingPeriodStart,timestamp(millisecond)"`
+	ChargeCategory     string            `parquet:"ChargeCategory"`
+	ChargeClass        string            `parquet:"ChargeClass,optional"`
+	ChargeDescription  string            `parquet:"ChargeDescription,optional"`
+	ChargePeriodEnd    time.Time         `parquet:"ChargePeriodEnd,timestamp(millisecond)"`
+	ChargePeriodStart  time.Time         `parquet:"ChargePeriodStart,timestamp(millisecond)"`
+	ContractedCost     float64           `parquet:"ContractedCost"`
+	EffectiveCost      float64           `parquet:"EffectiveCost"`
+	InvoiceIssuerName  string            `parquet:"InvoiceIssuerName"`
+	ListCost           float64           `parquet:"ListCost"`
+	PricingQuantity    float64           `parquet:"PricingQuantity"`
+	PricingUnit        string            `parquet:"PricingUnit"`
+	ProviderName       string            `parquet:"ProviderName"`
+	PublisherName      string            `parquet:"PublisherName"`
+	ServiceCategory    string            `parquet:"ServiceCategory"`
+	ServiceName        string            `parquet:"ServiceName"`
+	Tags               map[string]string `parquet:"Tags"`
+}
+
+// TestParquetTagsMap: AWS writes Tags as a Parquet map<string,string>, not a JSON string; it
+// reads as the same tags, and UTC timestamps as times.
+func TestParquetTagsMap(t *testing.T) {
+	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	err := parquet.Write(&b, []awsParquetRow{{BilledCost: 96.8, BillingAccountID: "111122223333", BillingCurrency: "USD",
+		BillingPeriodStart: day.AddDate(0, 0, -29), BillingPeriodEnd: day.AddDate(0, 0, 1), ChargeCategory: "Usage",
+		ChargePeriodStart: day, ChargePeriodEnd: day.AddDate(0, 0, 1), ContractedCost: 96.8, EffectiveCost: 96.8,
+		InvoiceIssuerName: "AWS", ListCost: 262.16, PricingQuantity: 8, PricingUnit: "Hours", ProviderName: "AWS",
+		PublisherName: "AWS", ServiceCategory: "Compute", ServiceName: "Amazon Elastic Compute Cloud",
+		Tags: map[string]string{"bursar-workload": "embed", "team": "search"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Parse("tags.parquet", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ex.Charges[0]
+	if !reflect.DeepEqual(c.Tags, map[string]string{"bursar-workload": "embed", "team": "search"}) || !c.Start.Equal(day) || c.Billed != 96.8 {
+		t.Errorf("charge %+v", c)
+	}
+}
