@@ -168,12 +168,12 @@ func ProviderKey(name string) string {
 	return strings.Join(strings.Fields(n), "-")
 }
 
-// instanceTypeKeys are where exports name a charge's machine type: SkuPriceDetails properties,
-// then the providers' own columns (AWS's x_UsageType "USE1-SpotUsage:p5.48xlarge", Azure's
-// x_SkuMeterSubcategory... as documented for their FOCUS exports; Bursar reads only these).
+// instanceTypeKeys are the SkuPriceDetails properties that name a charge's machine type.
 var instanceTypeKeys = []string{"InstanceType", "x_InstanceType", "VMSize", "MachineType"}
 
-// InstanceType is the machine type a FOCUS row is for, or "" when its columns do not say.
+// InstanceType is the machine type a FOCUS row is for, or "" when its columns do not say: a
+// SkuPriceDetails property, else the x_InstanceType column, else the part after the colon of
+// AWS's x_UsageType ("USE1-SpotUsage:p4d.24xlarge"). Other provider columns are not read.
 func InstanceType(r Record) string {
 	if d, err := parseObject(r["SkuPriceDetails"]); err == nil {
 		for _, k := range instanceTypeKeys {
