@@ -46,3 +46,14 @@ func TestRunProbesFollowTheBus(t *testing.T) {
 		healthtest.Await(t, b+"/readyz", http.StatusOK)
 	}
 }
+
+// TestRunStreamReplicasReachJetStream: --stream-replicas sizes the streams; a single server
+// cannot hold 3, and the error says which flag asked for them.
+func TestRunStreamReplicasReachJetStream(t *testing.T) {
+	env := bustest.Start(t)
+	err := runRoot(context.Background(), nil, "--nats", env.URL, "--log-level", "error", "run", "--no-history",
+		"--metrics-listen", "", "--stream-replicas", "3", "--config", "../../examples/demo/bursar.yaml")
+	if err == nil || !strings.Contains(err.Error(), "with --stream-replicas 3") {
+		t.Fatalf("arbiter run --stream-replicas 3 on one server = %v, want an error naming the flag", err)
+	}
+}

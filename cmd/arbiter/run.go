@@ -38,6 +38,7 @@ type runOptions struct {
 	config        string
 	identity      string
 	leaseTTL      time.Duration
+	replicas      int
 	noHistory     bool
 	ttlDays       int
 	slackListen   string
@@ -78,6 +79,7 @@ stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 	f.IntVar(&o.ttlDays, "telemetry-ttl-days", store.DefaultTelemetryTTLDays, "days raw GPU and token samples are kept (applies when the tables are created)")
 	f.StringVar(&o.identity, "identity", "", "this arbiter's name in the leader lease (default hostname-pid); a restart under the same name takes its lease back at once")
 	f.StringVar(&o.slackListen, "slack-listen", "", "address of the HTTP endpoint Slack posts approval clicks to (POST /slack/interactions); needs BURSAR_SLACK_SIGNING_SECRET[_FILE]. Without it, BURSAR_SLACK_APP_TOKEN[_FILE] selects Socket Mode")
+	f.IntVar(&o.replicas, "stream-replicas", 1, "JetStream replicas of Bursar's streams and KV buckets (the leader lease among them): 3 on a NATS cluster, so they outlive a server")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", 10*time.Second, "leader lease lifetime: a standby takes over this long after the leader dies")
 	f.DurationVar(&o.stale.Prices, "stale-prices", alert.DefaultPriceStale, "Slack alert when a price source (per source and provider) publishes nothing for this long. "+
 		"The collector publishes only changed prices, and every offer at its snapshot (collector.yaml snapshot, default every 6h): keep this above the snapshot interval. 0 turns the alert off")
@@ -98,8 +100,8 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	}
 	defer stop()
 	defer nc.Drain() //nolint:errcheck // best effort at exit
-	if err := bus.Ensure(cctx, js, bus.Options{LeaseTTL: o.leaseTTL}); err != nil {
-		return err
+	if err := bus.Ensure(cctx, js, bus.Options{LeaseTTL: o.leaseTTL, Replicas: o.replicas}); err != nil {
+		return fmt.Errorf("%w (with --stream-replicas %d: a NATS cluster needs at least that many JetStream servers)", err, o.replicas)
 	}
 	reg := cli.NewRegistry()
 	var group run.Group
