@@ -10,7 +10,7 @@ FUZZTIME ?= 3s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/bursar-dev/bursar/internal/cli.Version=$(VERSION)
 
-.PHONY: all setup build test unit fuzz bench lint demo clean
+.PHONY: all setup build test unit fuzz bench lint demo release image clean
 
 all: build
 
@@ -54,5 +54,13 @@ lint:
 demo: setup build
 	./bin/arbiter demo --dir examples/demo
 
+## release: archives per platform with checksums and an SPDX SBOM each, in dist/; VERSION from the tag
+release:
+	bash scripts/release.sh $(VERSION) dist
+
+## image: the container image without a daemon or base image (non-root; CHDB=1 adds libchdb.so): dist/image, dist/bursar-image.tar
+image:
+	bash scripts/image.sh $(VERSION) $(CHDB)
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -144,6 +144,9 @@ func TestArbiterIsHighlyAvailableAndProbed(t *testing.T) {
 		t.Errorf("arbiter replicas = %d, want 2 (leader and standby)", *d.Spec.Replicas)
 	}
 	c := d.Spec.Template.Spec.Containers[0]
+	if c.Image != "ghcr.io/bursar-dev/bursar:v0.1.0" {
+		t.Errorf("image = %s, want the release tag of the chart's appVersion", c.Image)
+	}
 	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/livez" {
 		t.Errorf("probes = %s, %s; want /readyz and /livez", c.ReadinessProbe.HTTPGet.Path, c.LivenessProbe.HTTPGet.Path)
 	}

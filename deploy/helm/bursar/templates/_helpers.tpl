@@ -26,7 +26,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "bursar.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default (printf "v%s" .Chart.AppVersion) }}
 {{- end -}}
 
 {{/* The pod security context: non-root, no privilege escalation, a read-only root. */}}
