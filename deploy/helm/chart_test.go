@@ -113,8 +113,21 @@ var valueSets = map[string]string{
 	"everything": `
 slack: {secret: bursar-slack, channel: C0ALERTS}
 nats: {tlsCASecret: nats-ca}
-kube: {namespaces: [inference, batch], kubeconfigSecret: bursar-kubeconfigs}
-arbiter: {slackListen: ":8080"}
+kube: {kubeconfigSecret: bursar-kubeconfigs}
+arbiter:
+  slackListen: ":8080"
+  fleet:
+    locations:
+      - {name: home, provider: aws, region: us-east-1, actuator: {kind: kubernetes, namespace: inference}}
+      - {name: home-batch, provider: aws, region: us-east-1, actuator: {kind: kubernetes, namespace: batch}}
+      - {name: home-again, provider: aws, region: us-east-1, actuator: {kind: kubernetes, namespace: inference}}
+      - {name: far, provider: gcp, region: europe-west4, actuator: {kind: kubernetes, kubeconfig: /etc/bursar/kubeconfigs/far, namespace: far}}
+      - {name: sim, provider: aws, region: us-west-2, actuator: {kind: sim}}
+    workloads:
+      - {name: llm, gpu: {models: [H100-80GB], count: 1}, replicas: {min: 1, max: 4}, markets: [spot, on_demand],
+         kubernetes: {spot: llm-spot, on_demand: llm-od}}
+      - {name: batch, gpu: {models: [A100-80GB], count: 1}, replicas: {min: 0, max: 2}, markets: [reserved],
+         kubernetes: {kind: StatefulSet, reserved: batch-rsv}}
 collector: {gpu: {hostNetwork: true, runtimeClassName: nvidia}}
 report: {mode: cronjob}
 serviceMonitor: {enabled: true, labels: {release: prometheus}}
@@ -181,14 +194,25 @@ func TestArbiterIsHighlyAvailableAndProbed(t *testing.T) {
 	}
 }
 
-// TestRoleGrantsScaleAndNothingMore: per namespace the arbiter may read and set the scale of
-// Deployments and StatefulSets, read them, and list pods; cluster-wide only get nodes.
+// TestRoleGrantsScaleAndNothingMore: in each namespace of a location in this cluster, and no
+// other, the arbiter may read and set the scale of the objects the fleet names, read them, and
+// list pods; cluster-wide only get nodes.
 func TestRoleGrantsScaleAndNothingMore(t *testing.T) {
 	objs := render(t, valueSets["everything"])
+	names := []string{"batch-rsv", "llm-od", "llm-spot"}
 	want := []rbacv1.PolicyRule{
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale", "statefulsets/scale"}, Verbs: []string{"get", "update"}},
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale", "statefulsets/scale"}, ResourceNames: names, Verbs: []string{"get", "update"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, ResourceNames: names, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+	}
+	var roles []string
+	for k := range objs {
+		if strings.HasPrefix(k, "Role/") {
+			roles = append(roles, k)
+		}
+	}
+	if slices.Sort(roles); !slices.Equal(roles, []string{"Role/bursar-arbiter@batch", "Role/bursar-arbiter@inference"}) {
+		t.Errorf("roles = %v, want one in each namespace of this cluster's locations (none for far)", roles)
 	}
 	for _, ns := range []string{"inference", "batch"} {
 		r, ok := objs["Role/bursar-arbiter@"+ns].(*rbacv1.Role)
@@ -209,16 +233,18 @@ func TestRoleGrantsScaleAndNothingMore(t *testing.T) {
 	}
 }
 
-// TestFleetConfigMapIsAValidFleetFile: the default fleet the chart ships passes the arbiter's
-// own checks, with its kubernetes location reached in-cluster.
+// TestFleetConfigMapIsAValidFleetFile: the fleet file each value set renders passes the
+// arbiter's own checks; the default's kubernetes location is reached in-cluster.
 func TestFleetConfigMapIsAValidFleetFile(t *testing.T) {
-	cm := render(t, "")["ConfigMap/bursar-arbiter"].(*corev1.ConfigMap)
-	cfg, err := fleet.Parse([]byte(cm.Data["bursar.yaml"]), "bursar.yaml")
-	if err != nil {
-		t.Fatalf("the chart's fleet file: %v\n%s", err, cm.Data["bursar.yaml"])
-	}
-	if a := cfg.Locations[0].Actuator; a.Kind != fleet.KindKubernetes || a.Context != "" {
-		t.Errorf("default location's actuator = %+v, want kubernetes in this cluster", a)
+	for name, values := range valueSets {
+		cm := render(t, values)["ConfigMap/bursar-arbiter"].(*corev1.ConfigMap)
+		cfg, err := fleet.Parse([]byte(cm.Data["bursar.yaml"]), "bursar.yaml")
+		if err != nil {
+			t.Fatalf("%s: the chart's fleet file: %v\n%s", name, err, cm.Data["bursar.yaml"])
+		}
+		if a := cfg.Locations[0].Actuator; a.Kind != fleet.KindKubernetes || a.Context != "" || a.Kubeconfig != "" {
+			t.Errorf("%s: first location's actuator = %+v, want kubernetes in this cluster", name, a)
+		}
 	}
 }
 
