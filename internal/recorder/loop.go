@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,6 +44,7 @@ type loop struct {
 
 	sizes     map[events.Type]int // each table's block size in the last batch: the next one's capacity
 	batched   uint64              // highest stream sequence put in a batch
+	committed atomic.Uint64       // highest stream sequence whose batch is in the store
 	delivered int                 // messages read
 	acked     int                 // messages acked
 }
@@ -95,7 +97,13 @@ func (l *loop) cut(ctx context.Context, it jetstream.MessagesContext, full chan<
 			continue
 		}
 		if md.Sequence.Stream <= l.batched {
-			continue // redelivered while its batch was still being inserted
+			// Redelivered: its batch is being inserted (it acks the message), or was stored and
+			// the ack got lost (a node restarting drops it): acked again here, or it would come
+			// back every AckWait and keep the consumer from ever catching up.
+			if md.Sequence.Stream <= l.committed.Load() {
+				_ = m.Ack()
+			}
+			continue
 		}
 		if !b.empty() && (b.events >= l.r.cfg.MaxRows || !md.Timestamp.Before(b.start.Add(l.r.cfg.MaxDelay))) {
 			if !l.send(ctx, full, b) {
@@ -247,6 +255,11 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 	}
 	if l.r.cfg.crashAfter != 0 {
 		return errCrash
+	}
+	l.committed.Store(b.last)
+	if l.r.cfg.loseAcks.Load() > 0 {
+		l.r.cfg.loseAcks.Add(-1)
+		return nil // the acks are lost on their way
 	}
 	for _, m := range b.msgs {
 		if err := m.Ack(); err != nil {

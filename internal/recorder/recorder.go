@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -66,6 +67,9 @@ type Config struct {
 
 	// crashAfter, in tests, stops a loop without acking once n tables of a batch committed.
 	crashAfter int
+	// loseAcks, in tests, drops the acks of that many committed batches, as a node restarting
+	// does.
+	loseAcks *atomic.Int64
 }
 
 func (c Config) withDefaults() Config {
@@ -95,6 +99,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Check <= 0 {
 		c.Check = 30 * time.Second
+	}
+	if c.loseAcks == nil {
+		c.loseAcks = new(atomic.Int64)
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)

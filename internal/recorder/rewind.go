@@ -41,6 +41,9 @@ func (r *Recorder) rewind(cc *jetstream.ConsumerConfig, info *jetstream.Consumer
 		stream, last, info.Delivered.Stream, from), "stream", stream, "consumer", cc.Durable)
 }
 
+// confirmations is how many checks in a row must find a running consumer ahead of its stream.
+const confirmations = 3
+
 // lastSeq is the stream's last sequence.
 func (r *Recorder) lastSeq(ctx context.Context, stream string) (uint64, error) {
 	st, err := r.js.Stream(ctx, stream)
@@ -55,6 +58,7 @@ func (r *Recorder) lastSeq(ctx context.Context, stream string) (uint64, error) {
 func (r *Recorder) watch(ctx context.Context, behind context.CancelCauseFunc, stream string, cons jetstream.Consumer) {
 	t := time.NewTicker(r.cfg.Check)
 	defer t.Stop()
+	seen := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -65,7 +69,14 @@ func (r *Recorder) watch(ctx context.Context, behind context.CancelCauseFunc, st
 		if err != nil {
 			continue // the server may be restarting; the next check sees it
 		}
-		if last, err := r.lastSeq(ctx, stream); err == nil && ahead(info, last) {
+		last, err := r.lastSeq(ctx, stream)
+		if err != nil || !ahead(info, last) {
+			seen = 0
+			continue
+		}
+		// A cluster electing a stream leader can answer from a replica not yet caught up for
+		// a moment; a stream that lost messages stays behind.
+		if seen++; seen >= confirmations {
 			behind(errBehind)
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,4 +135,22 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestLostAcksAreSentAgain: the acks of a stored batch are lost (a node restarting drops them).
+// The redelivered messages are acked again, so the consumer catches up; before, they were
+// skipped as already batched and came back every AckWait, forever.
+func TestLostAcksAreSentAgain(t *testing.T) {
+	env, st := bustest.Start(t), storetest.New(t)
+	publish(t, env, sweeps("n", 50, time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)))
+	lose := new(atomic.Int64)
+	lose.Store(1)
+	start(t, env, st, Config{Streams: []string{bus.Telemetry}, AckWait: 300 * time.Millisecond, loseAcks: lose})
+	settled(t, env, "recorder", bus.Telemetry)
+	if lose.Load() != 0 {
+		t.Fatal("no batch's acks were lost: the test tested nothing")
+	}
+	if n := queryInt(t, st, "SELECT count() AS n FROM "+st.Table("gpu_sample")); n != 50 {
+		t.Errorf("%d rows, want 50", n)
+	}
 }
