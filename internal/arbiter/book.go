@@ -91,9 +91,10 @@ type Record struct {
 	Received time.Time `json:"received,omitzero"`
 }
 
-// count is how many replicas of g the book holds: those launching, ready or reclaimed but not yet
-// gone. Draining replicas are on their way out.
-func (b *Book) count(g actuate.Group) int {
+// Count is how many replicas of g the book holds, what the actuator must hold for g once the
+// actions in flight are done: those launching, ready or reclaimed but not yet gone. Draining
+// replicas are on their way out.
+func (b *Book) Count(g actuate.Group) int {
 	n := 0
 	for _, r := range b.Replicas {
 		if r.group(b.Workload) == g && r.State != placement.StateDraining && r.State != abandoned {

@@ -158,7 +158,7 @@ func (s *Service) abandon(b *Book, st stuckLaunch, now time.Time) {
 	if b.finished(id) {
 		return
 	}
-	rec := Record{Target: actuate.Target{ActionID: id, Group: g, Offer: r.Offer, Replicas: b.count(g),
+	rec := Record{Target: actuate.Target{ActionID: id, Group: g, Offer: r.Offer, Replicas: b.Count(g),
 		Kind: "retire", Reason: ReasonLaunchFailed}, PlanID: planID(now, b.Workload), Stage: StageRecorded, At: now,
 		CostPerHour: -r.PricePerHour}
 	b.Actions = append(b.Actions, rec)

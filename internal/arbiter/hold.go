@@ -216,7 +216,7 @@ func (s *Service) cut(b *Book, id, who string) []step {
 				b.Replicas[j].State = placement.StateDraining
 			}
 		}
-		r.Target.Replicas = b.count(g)
+		r.Target.Replicas = b.Count(g)
 		detail := ""
 		if i == 0 {
 			*b.record(id) = r

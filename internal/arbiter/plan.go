@@ -340,7 +340,7 @@ func (s *Service) enact(b *Book, rec *Record, now time.Time) {
 		}
 	}
 	rec.Stage = StageRecorded
-	rec.Target.Replicas = b.count(rec.Target.Group)
+	rec.Target.Replicas = b.Count(rec.Target.Group)
 }
 
 // noticeReceived is when the earliest reclaim notice of b's reclaimed replicas reached us.

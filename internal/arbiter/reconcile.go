@@ -79,7 +79,7 @@ func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
 			if !ok || s.truth.seq[g] <= s.truth.applied[g] || groupBusy(b, g) {
 				continue
 			}
-			for excess := b.count(g) - n; excess > 0; excess-- {
+			for excess := b.Count(g) - n; excess > 0; excess-- {
 				i := newestLaunching(b, g, nil)
 				if i < 0 {
 					i = newestIn(b, g)

@@ -240,7 +240,7 @@ func (s *Service) retire(now time.Time, dirty map[string]bool) {
 				continue
 			}
 			b.Actions = append(b.Actions, Record{Target: actuate.Target{ActionID: id, Group: g, Offer: r.Offer,
-				Replicas: b.count(g), Kind: "retire", Reason: string(placement.ReasonReclaim)},
+				Replicas: b.Count(g), Kind: "retire", Reason: string(placement.ReasonReclaim)},
 				PlanID: planID(now, w), Stage: StageRecorded, At: now, CostPerHour: -r.PricePerHour})
 			s.announce(b.Actions[len(b.Actions)-1], w, statusOf(StageRecorded), "reclaimed replica "+r.ID+" is gone")
 			dirty[w] = true

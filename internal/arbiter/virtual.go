@@ -16,6 +16,18 @@ import (
 // the service round by round with Step, on a virtual clock (the replay, the demo), so a run is
 // deterministic and as fast as the CPU allows. It returns once the backlog is folded.
 func (s *Service) Start(ctx context.Context) error {
+	if err := s.Join(ctx); err != nil {
+		return err
+	}
+	if !s.Leading() {
+		return fmt.Errorf("arbiter %s could not take the lead (lease %s is held)", s.o.Identity, s.o.Partition)
+	}
+	return nil
+}
+
+// Join is Start for an arbiter that may find another one leading: it then stands by, and the
+// Step that finds the lease free takes the lead (the soak's standby).
+func (s *Service) Join(ctx context.Context) error {
 	if err := s.follow(ctx); err != nil {
 		return err
 	}
@@ -25,9 +37,6 @@ func (s *Service) Start(ctx context.Context) error {
 		}
 	}
 	s.keepLease(ctx)
-	if !s.Leading() {
-		return fmt.Errorf("arbiter %s could not take the lead (lease %s is held)", s.o.Identity, s.o.Partition)
-	}
 	return nil
 }
 

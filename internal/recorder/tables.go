@@ -51,6 +51,15 @@ var tables = map[events.Type]*table{
 }
 
 // head writes the envelope columns.
+// TableOf names the table events of type t are recorded in.
+func TableOf(t events.Type) (string, bool) {
+	tbl, ok := tables[t]
+	if !ok {
+		return "", false
+	}
+	return tbl.name, true
+}
+
 func head(r *row, m *events.Meta) error {
 	r.str(m.ID)
 	r.sep()

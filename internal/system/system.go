@@ -31,6 +31,9 @@ type Options struct {
 	// Socket Mode (with Slack enabled).
 	SlackListen string
 	Stale       alert.Thresholds // when sources count as stale; zero values turn a check off
+	// StandBy lets Start find another arbiter leading: the service then stands by and takes
+	// the lead in the Step that finds the lease free (arbiter.Service.Join).
+	StandBy bool
 }
 
 // System is the arbiter service and the parts that run beside it.
@@ -42,10 +45,11 @@ type System struct {
 	js      jetstream.JetStream // for Ready
 	running atomic.Bool         // the service runs (Run or Start got past the budgets)
 
-	stop context.CancelFunc // set by Start
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs []error
+	standBy bool
+	stop    context.CancelFunc // set by Start
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	errs    []error
 }
 
 // New builds the system. It starts nothing: Run does, or Start for a caller that drives the
@@ -58,7 +62,7 @@ func New(ctx context.Context, o Options) (*System, error) {
 	if ao.Config == nil || ao.JS == nil || ao.Actuator == nil {
 		return nil, errors.New("the arbiter system needs a fleet config, JetStream and an actuator")
 	}
-	s := &System{log: ao.Log, js: ao.JS}
+	s := &System{log: ao.Log, js: ao.JS, standBy: o.StandBy}
 	b, err := s.budgets(o)
 	if err != nil {
 		return nil, err
@@ -112,7 +116,11 @@ func (s *System) Start(ctx context.Context) error {
 	if err := s.Budgets.Ready(ctx); err != nil {
 		return err
 	}
-	if err := s.Service.Start(ctx); err != nil {
+	start := s.Service.Start
+	if s.standBy {
+		start = s.Service.Join
+	}
+	if err := start(ctx); err != nil {
 		return fmt.Errorf("starting the arbiter: %w", err)
 	}
 	s.running.Store(true)
