@@ -10,7 +10,7 @@ FUZZTIME ?= 3s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/bursar-dev/bursar/internal/cli.Version=$(VERSION)
 
-.PHONY: all setup build test unit fuzz bench lint demo release image clean
+.PHONY: all setup build test unit fuzz bench lint demo soak release image clean
 
 all: build
 
@@ -53,6 +53,16 @@ lint:
 ## demo: the whole system on embedded defaults, replaying a real spot trace
 demo: setup build
 	./bin/arbiter demo --dir examples/demo
+
+## soak: 72 h of market on a 3-node NATS cluster with two arbiters, the recorder and seeded faults,
+## checked for lost or doubled events and actions (SOAK_TRACE, SOAK_MARKET, SOAK_SEED); a 12 h seed
+## runs in make test (TestSoakShortSeed)
+SOAK_TRACE ?= ../shared/data/traces/skyserve/AWS1
+SOAK_MARKET ?= 72h
+SOAK_SEED ?= 1
+soak: setup build
+	@test -d $(SOAK_TRACE) || { echo "soak: no trace at $(SOAK_TRACE) (set SOAK_TRACE to a replay trace folder)"; exit 1; }
+	./bin/arbiter soak --trace $(SOAK_TRACE) --market $(SOAK_MARKET) --seed $(SOAK_SEED) --report soak-report.md
 
 ## release: archives per platform with checksums and an SPDX SBOM each, in dist/; VERSION from the tag
 release:

@@ -40,6 +40,9 @@ type ClusterOptions struct {
 	Node   string   // this node's name, unique in the cluster
 	Port   int      // the route listener on 127.0.0.1; -1 picks a free port
 	Routes []string // the other nodes' route URLs, nats-route://127.0.0.1:PORT
+	// Advertise is the route address this node tells the others about (default its route
+	// listener); the others connect there only to a node they have no route to.
+	Advertise string
 }
 
 // StartEmbedded starts an in-process nats-server with JetStream and waits until it accepts
@@ -105,9 +108,7 @@ func serverOptions(o EmbeddedOptions) (*server.Options, error) {
 			return nil, fmt.Errorf("an embedded NATS cluster node needs a cluster name and a node name")
 		}
 		opts.ServerName = c.Node
-		// Nodes route only to the Routes given, never to addresses gossiped by the others: a
-		// route through a proxy stays the only way between two nodes.
-		opts.Cluster = server.ClusterOpts{Name: c.Name, Host: "127.0.0.1", Port: c.Port, NoAdvertise: true}
+		opts.Cluster = server.ClusterOpts{Name: c.Name, Host: "127.0.0.1", Port: c.Port, NoAdvertise: true, Advertise: c.Advertise}
 		if len(c.Routes) > 0 {
 			opts.Routes = server.RoutesFromStr(strings.Join(c.Routes, ","))
 		}

@@ -18,6 +18,11 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus"
 )
 
+// nowhere is the route address every node advertises: one that refuses connections. A node
+// told of another it has no route to would connect to the address advertised, around the
+// proxies; so only the routes through the proxies exist, and cutting them cuts the node off.
+const nowhere = "127.0.0.1:1"
+
 // nodes is the size of the soak's NATS cluster.
 const nodes = 3
 
@@ -76,7 +81,7 @@ func (c *cluster) start(i int) error {
 	}
 	s, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: c.ports[i], StoreDir: c.store(i), CredsDir: c.creds,
 		Log: c.log.With("node", i), Cluster: &bus.ClusterOptions{Name: "soak", Node: "n" + strconv.Itoa(i),
-			Port: c.routes[i], Routes: routes}})
+			Port: c.routes[i], Routes: routes, Advertise: nowhere}})
 	if err != nil {
 		return fmt.Errorf("node %d: %w", i, err)
 	}

@@ -1,0 +1,180 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+)
+
+// kind is a fault the soak injects.
+type kind string
+
+const (
+	killLeader   kind = "kill -9 of the leading arbiter, in the middle of its round"
+	killStandby  kind = "kill -9 of the standby arbiter"
+	killRecorder kind = "recorder killed mid-batch"
+	stopNode     kind = "NATS node stopped, then restarted"
+	cutNode      kind = "NATS node cut off from the others"
+	storeDown    kind = "history store failing every write"
+	slowKV       kind = "placement KV writes slowed to 500 ms"
+	damageNode   kind = "NATS node stopped, 16 KiB of garbage written into its TELEMETRY block, restarted"
+)
+
+var kinds = []kind{killLeader, killStandby, killRecorder, stopNode, cutNode, storeDown, slowKV, damageNode}
+
+// lasts is how many ticks (30 s of market each) a fault lasts before it is undone.
+var lasts = map[kind]int{killLeader: 60, killStandby: 60, killRecorder: 20, stopNode: 20, cutNode: 20,
+	storeDown: 20, slowKV: 10, damageNode: 1}
+
+// fault is one injection: what, when, where, and what it took down.
+type fault struct {
+	kind   kind
+	at     int // tick it starts at
+	end    int // tick it is undone at
+	node   int // the NATS node, for node faults
+	victim *arb
+	since  time.Time // wall time it started (a cut lasts at least cutWall)
+}
+
+// cutWall is the least wall time a node stays cut off: long enough for the others to notice.
+const cutWall = 5 * time.Second
+
+// schedule draws the faults of a window of ticks from seed: every kind once, in a random
+// order, each in its own slot of the window, at a random point of its first half.
+func schedule(seed uint64, window int) []fault {
+	rng := rand.New(rand.NewPCG(seed, 0x50a4))
+	order := rng.Perm(len(kinds))
+	slot := window / (len(kinds) + 1)
+	out := make([]fault, 0, len(kinds))
+	for i, k := range order {
+		at := slot*(i+1) + rng.IntN(max(1, slot/2))
+		n := lasts[kinds[k]]
+		if n >= slot/2 {
+			n = max(1, slot/2)
+		}
+		out = append(out, fault{kind: kinds[k], at: at, end: at + n, node: rng.IntN(nodes)})
+	}
+	return out
+}
+
+// inject starts or undoes f at tick t; it reports whether it ran the arbiters' round itself.
+func (r *rig) inject(ctx context.Context, f *fault, t int) bool {
+	switch t {
+	case f.at:
+		f.since = time.Now()
+		r.note(t, "starts: %s%s", f.kind, r.where(f))
+		return r.start(ctx, f)
+	case f.end:
+		r.undo(ctx, f)
+		r.note(t, "ends: %s%s", f.kind, r.where(f))
+	}
+	return false
+}
+
+func (r *rig) where(f *fault) string {
+	switch f.kind {
+	case stopNode, cutNode, damageNode:
+		return fmt.Sprintf(" (node n%d)", f.node)
+	}
+	if f.victim != nil {
+		return " (" + f.victim.id + ")"
+	}
+	return ""
+}
+
+func (r *rig) start(ctx context.Context, f *fault) bool {
+	switch f.kind {
+	case killLeader:
+		return r.killMidRound(ctx, f)
+	case killStandby:
+		for _, a := range r.arbs {
+			if a.alive && !a.sys.Service.Leading() {
+				f.victim = a
+				r.kill(a)
+				break
+			}
+		}
+	case killRecorder:
+		r.rec.stop()
+	case stopNode:
+		r.cl.stop(f.node)
+	case cutNode:
+		r.cl.cut(f.node, true)
+	case storeDown:
+		r.st.failing.Store(true)
+	case slowKV:
+		r.books.delay.Store(int64(500 * time.Millisecond))
+	case damageNode:
+		r.cl.stop(f.node)
+		r.fail(damage(filepath.Join(r.cl.store(f.node), "jetstream", "$G", "streams", bus.Telemetry, "msgs")))
+		r.fail(r.cl.start(f.node))
+	}
+	return false
+}
+
+// killMidRound runs the leader's round and kills it while the round is under way, then lets
+// the others run theirs.
+func (r *rig) killMidRound(ctx context.Context, f *fault) bool {
+	l := r.leader()
+	if l == nil {
+		return false
+	}
+	f.victim = l
+	done := make(chan struct{})
+	go func() { l.sys.Service.Step(ctx); close(done) }()
+	time.Sleep(time.Duration(1+f.at%5) * time.Millisecond)
+	l.act.kill()
+	l.nc.Close()
+	<-done
+	r.kill(l)
+	for _, a := range r.arbs {
+		if a.alive {
+			a.sys.Service.Step(ctx)
+		}
+	}
+	return true
+}
+
+func (r *rig) undo(ctx context.Context, f *fault) {
+	switch f.kind {
+	case killLeader, killStandby:
+		if f.victim != nil {
+			r.fail(r.startArbiter(ctx, f.victim))
+		}
+	case killRecorder:
+		rec, err := r.startRecorder(ctx)
+		r.fail(err)
+		if err == nil {
+			r.rec = rec
+		}
+	case stopNode:
+		r.fail(r.cl.start(f.node))
+	case cutNode:
+		if left := cutWall - time.Since(f.since); left > 0 {
+			time.Sleep(left)
+		}
+		r.cl.cut(f.node, false)
+	case storeDown:
+		r.st.failing.Store(false)
+	case slowKV:
+		r.books.delay.Store(0)
+	}
+	switch f.kind {
+	case stopNode, cutNode, damageNode:
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		r.fail(r.cl.settled(sctx, r.js))
+		cancel()
+	}
+}
+
+// note logs a fault with its market time.
+func (r *rig) note(t int, format string, args ...any) {
+	at := r.now()
+	line := fmt.Sprintf(format, args...)
+	r.run.timeline = append(r.run.timeline, event{tick: t, at: at, what: line})
+	r.log.Info("soak fault "+line, "market_time", at.Format(time.RFC3339), "tick", t)
+}
