@@ -18,7 +18,7 @@ const (
 	killStandby  kind = "kill -9 of the standby arbiter"
 	killRecorder kind = "recorder killed mid-batch"
 	stopNode     kind = "NATS node stopped, then restarted"
-	cutNode      kind = "NATS node cut off from the others"
+	cutNode      kind = "NATS node cut off from the others for 10 s"
 	storeDown    kind = "history store failing every write"
 	slowKV       kind = "placement KV writes slowed to 500 ms"
 	damageNode   kind = "NATS node stopped, 16 KiB of garbage written into its TELEMETRY block, restarted"
@@ -37,11 +37,11 @@ type fault struct {
 	end    int // tick it is undone at
 	node   int // the NATS node, for node faults
 	victim *arb
-	since  time.Time // wall time it started (a cut lasts at least cutWall)
+	healed chan struct{} // closed when a cut is healed
 }
 
-// cutWall is the least wall time a node stays cut off: long enough for the others to notice.
-const cutWall = 5 * time.Second
+// cutWall is how long a node stays cut off, in wall time: the others notice within seconds.
+const cutWall = 10 * time.Second
 
 // schedule draws the faults of a window of ticks from seed: every kind once, in a random
 // order, each in its own slot of the window, at a random point of its first half.
@@ -65,7 +65,6 @@ func schedule(seed uint64, window int) []fault {
 func (r *rig) inject(ctx context.Context, f *fault, t int) bool {
 	switch t {
 	case f.at:
-		f.since = time.Now()
 		r.note(t, "starts: %s%s", f.kind, r.where(f))
 		return r.start(ctx, f)
 	case f.end:
@@ -103,7 +102,15 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 	case stopNode:
 		r.cl.stop(f.node)
 	case cutNode:
+		// The cut heals on a wall-clock timer: while no arbiter can renew the lease the market
+		// stands still (ensureLeader), so a heal waiting for a later tick would never come.
 		r.cl.cut(f.node, true)
+		f.healed = make(chan struct{})
+		go func() {
+			time.Sleep(cutWall)
+			r.cl.cut(f.node, false)
+			close(f.healed)
+		}()
 	case storeDown:
 		r.st.failing.Store(true)
 	case slowKV:
@@ -154,10 +161,7 @@ func (r *rig) undo(ctx context.Context, f *fault) {
 	case stopNode:
 		r.fail(r.cl.start(f.node))
 	case cutNode:
-		if left := cutWall - time.Since(f.since); left > 0 {
-			time.Sleep(left)
-		}
-		r.cl.cut(f.node, false)
+		<-f.healed
 	case storeDown:
 		r.st.failing.Store(false)
 	case slowKV:

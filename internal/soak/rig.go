@@ -24,6 +24,10 @@ import (
 // leaseTTL is the soak's leader lease: a killed leader's standby takes over within it.
 const leaseTTL = 5 * time.Second
 
+// leaderWait is how long the soak waits for an arbiter to lead before it calls the run failed:
+// a cut node heals after cutWall, and the streams then elect their leaders.
+const leaderWait = 90 * time.Second
+
 // rig is the soak's replay.Harness: the 3-node cluster, two arbiters (a leader and a standby,
 // each on its own node), the recorder on the third, a collector's telemetry at a steady rate,
 // and the faults of the run at their ticks.
@@ -194,7 +198,7 @@ func (r *rig) Step(ctx context.Context, t int) {
 // lease's TTL of wall time, none of market time, as a leader's death costs a few seconds of a
 // real market.
 func (r *rig) ensureLeader(ctx context.Context) error {
-	deadline := time.Now().Add(6 * leaseTTL)
+	deadline := time.Now().Add(leaderWait)
 	for {
 		if l := r.leader(); l != nil {
 			if l.id != r.lead {
@@ -206,7 +210,7 @@ func (r *rig) ensureLeader(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no arbiter took the lead within %s", 6*leaseTTL)
+			return fmt.Errorf("no arbiter took the lead within %s", leaderWait)
 		}
 		select {
 		case <-ctx.Done():
