@@ -38,6 +38,23 @@ type fault struct {
 	node   int // the NATS node, for node faults
 	victim *arb
 	healed chan struct{} // closed when a cut is healed
+	began  time.Time     // wall time a store outage began
+}
+
+// storeWall is the least wall time the store refuses writes.
+const storeWall = 3 * time.Second
+
+// killMidBatch kills the recorder while it holds a batch it could not store: the store refuses
+// writes until an insert was refused (or 10 s passed), then the recorder's connection drops.
+// A recorder that acked before its insert loses that batch here.
+func (r *rig) killMidBatch() {
+	before := r.st.refused.Load()
+	r.st.failing.Store(true)
+	for end := time.Now().Add(10 * time.Second); r.st.refused.Load() == before && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.rec.stop()
+	r.st.failing.Store(false)
 }
 
 // cutWall is how long a node stays cut off, in wall time: the others notice within seconds.
@@ -98,7 +115,7 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 			}
 		}
 	case killRecorder:
-		r.rec.stop()
+		r.killMidBatch()
 	case stopNode:
 		r.cl.stop(f.node)
 	case cutNode:
@@ -112,6 +129,7 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 			close(f.healed)
 		}()
 	case storeDown:
+		f.began = time.Now()
 		r.st.failing.Store(true)
 	case slowKV:
 		r.books.delay.Store(int64(500 * time.Millisecond))
@@ -163,6 +181,9 @@ func (r *rig) undo(ctx context.Context, f *fault) {
 	case cutNode:
 		<-f.healed
 	case storeDown:
+		if left := storeWall - time.Since(f.began); left > 0 {
+			time.Sleep(left) // the recorder meets the outage, whatever the market's pace
+		}
 		r.st.failing.Store(false)
 	case slowKV:
 		r.books.delay.Store(0)
