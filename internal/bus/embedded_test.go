@@ -1,14 +1,12 @@
 package bus
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -159,7 +157,7 @@ func writeTLS(t *testing.T) (cert, key, ca string) {
 // TestEmbeddedServerLogsToBursarsLog: the server's own lines reach Bursar's log (they were
 // switched off, which hid a store that is not writable or a damaged message block).
 func TestEmbeddedServerLogsToBursarsLog(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.Log
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, err := StartEmbedded(EmbeddedOptions{Port: -1, StoreDir: t.TempDir(), Log: log})
 	if err != nil {
@@ -171,37 +169,13 @@ func TestEmbeddedServerLogsToBursarsLog(t *testing.T) {
 		t.Errorf("Bursar's log has no line from the server about JetStream:\n%s", out)
 	}
 	for _, tt := range []struct {
-		logf  func(string, ...any)
+		logf  func(serverLog, string, ...any)
 		level string
-	}{{serverLog{log}.Warnf, "WARN"}, {serverLog{log}.Errorf, "ERROR"}, {serverLog{log}.Fatalf, "ERROR"}} {
-		buf.Reset()
-		tt.logf("store %s not writable\n", "/x")
+	}{{serverLog.Warnf, "WARN"}, {serverLog.Errorf, "ERROR"}, {serverLog.Fatalf, "ERROR"}} {
+		var buf testkit.Log
+		tt.logf(serverLog{slog.New(slog.NewTextHandler(&buf, nil))}, "store %s not writable\n", "/x")
 		if out := buf.String(); !strings.Contains(out, "level="+tt.level) || !strings.Contains(out, `"nats-server: store /x not writable"`) {
 			t.Errorf("got %q, want a %s line with the server's words", out, tt.level)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer the server's goroutines may write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }

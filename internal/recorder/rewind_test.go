@@ -1,14 +1,12 @@
 package recorder
 
 import (
-	"bytes"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/events/eventstest"
 	"github.com/bursar-dev/bursar/internal/store/storetest"
+	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
 // TestAStreamThatLostMessagesIsRecordedAgain is the outside probe's case: 16 KiB of garbage in
@@ -35,7 +34,7 @@ func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
 			env, st := bustest.Start(t), storetest.New(t)
 			at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 			publish(t, env, sweeps("old", 2000, at))
-			reg, logs := prometheus.NewRegistry(), &syncBuffer{}
+			reg, logs := prometheus.NewRegistry(), &testkit.Log{}
 			cfg := Config{Streams: []string{bus.Telemetry}, Check: 100 * time.Millisecond, Registerer: reg,
 				Log: slog.New(slog.NewTextHandler(logs, nil))}
 			stop := start(t, env, st, cfg)
@@ -117,24 +116,6 @@ func damage(t *testing.T, dir string) {
 	if _, err := f.WriteAt(garbage, size/2); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// syncBuffer is a log the recorder's goroutines write while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestLostAcksAreSentAgain: the acks of a stored batch are lost (a node restarting drops them).
