@@ -21,19 +21,26 @@ func ahead(info *jetstream.ConsumerInfo, last uint64) bool {
 	return info.Delivered.Stream > last || info.AckFloor.Stream > last
 }
 
-// rewind sets cc to deliver from the first message stored after the consumer's last ack: what
-// the stream kept before the damage was recorded, what came after it is new. Without the time
-// of that ack it delivers the whole stream again (event ids deduplicate the repeats). It says
-// so loudly and counts it.
+// rewind sets cc to deliver what the recorder has not stored. When the stream still holds
+// messages past the ack floor, from the first of them. Otherwise every message it kept was
+// acked, and delivery starts with the first one stored after the last ack: those before it
+// were recorded, those after it are new (the ones after the floor that the damage took are
+// gone). Without the time of that ack it delivers the whole stream again (event ids deduplicate
+// the repeats). It says so loudly and counts it.
 func (r *Recorder) rewind(cc *jetstream.ConsumerConfig, info *jetstream.ConsumerInfo, stream string, last uint64) {
 	cc.OptStartSeq, cc.OptStartTime = 0, nil
-	from := "the first message"
-	if t := info.AckFloor.Last; t != nil && !t.IsZero() {
+	var from string
+	switch t := info.AckFloor.Last; {
+	case info.AckFloor.Stream < last:
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1
+		from = fmt.Sprintf("sequence %d, after its last ack", cc.OptStartSeq)
+	case t != nil && !t.IsZero():
 		start := t.Add(time.Nanosecond)
 		cc.DeliverPolicy, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, &start
 		from = "the first message stored after " + start.UTC().Format(time.RFC3339Nano)
-	} else {
+	default:
 		cc.DeliverPolicy = jetstream.DeliverAllPolicy
+		from = "the first message"
 	}
 	r.metrics.resets.WithLabelValues(stream).Inc()
 	r.cfg.Log.Error(fmt.Sprintf("stream %s lost messages: it ends at sequence %d, but the recorder had read to %d "+
