@@ -19,50 +19,34 @@ func (b *Budgets) Ask(_ context.Context, h Hold) {
 		return
 	}
 	b.asked[h.ID] = true
-	b.asks = append(b.asks, h)
 	b.mu.Unlock()
-	signal(b.wake)
+	b.asks.add(h)
 }
 
-// askLoop posts queued requests as they come, retrying those Slack refused until their deadline,
-// when the hold is rejected: nobody could be asked in time. Where a request is posted is written
-// back to the books, so a new leader resumes the same message.
-func (b *Budgets) askLoop(ctx context.Context) {
-	t := time.NewTicker(askRetry)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-b.wake:
-		case <-t.C:
+// ask posts queued requests as they come (Run: b.asks.run(ctx, b.ask)), and returns those Slack
+// refused, to retry until their deadline, when the hold is rejected: nobody could be asked in
+// time. Where a request is posted is written back to the books, so a new leader resumes the same
+// message.
+func (b *Budgets) ask(ctx context.Context, todo []Hold) []Hold {
+	var again []Hold
+	for _, h := range todo {
+		actx, cancel := context.WithTimeout(ctx, outsideCall)
+		at, err := b.o.Approvals.Ask(actx, h)
+		cancel()
+		switch {
+		case err == nil && at.TS != h.TS:
+			b.posted(ctx, h, at)
+		case err == nil:
+		case !h.Deadline.IsZero() && !b.o.Clock.Now().Before(h.Deadline):
+			b.o.Log.Warn("could not ask for approval before the timeout; rejecting", "hold", h.ID,
+				"workloads", h.Workloads(), "err", err)
+			_ = b.Decided(ctx, h.ID, false, "timeout") // logged there
+		default:
+			b.o.Log.Warn("could not ask for approval; will retry", "hold", h.ID, "err", err)
+			again = append(again, h)
 		}
-		b.mu.Lock()
-		todo := b.asks
-		b.asks = nil
-		b.mu.Unlock()
-		var again []Hold
-		for _, h := range todo {
-			actx, cancel := context.WithTimeout(ctx, outsideCall)
-			at, err := b.o.Approvals.Ask(actx, h)
-			cancel()
-			switch {
-			case err == nil && at.TS != h.TS:
-				b.posted(ctx, h, at)
-			case err == nil:
-			case !h.Deadline.IsZero() && !b.o.Clock.Now().Before(h.Deadline):
-				b.o.Log.Warn("could not ask for approval before the timeout; rejecting", "hold", h.ID,
-					"workloads", h.Workloads(), "err", err)
-				_ = b.Decided(ctx, h.ID, false, "timeout") // logged there
-			default:
-				b.o.Log.Warn("could not ask for approval; will retry", "hold", h.ID, "err", err)
-				again = append(again, h)
-			}
-		}
-		b.mu.Lock()
-		b.asks = append(again, b.asks...)
-		b.mu.Unlock()
 	}
+	return again
 }
 
 func (b *Budgets) posted(ctx context.Context, h Hold, at Message) {

@@ -11,43 +11,17 @@ import (
 // a slow service costs that call, never the loop that made it.
 const outsideCall = 10 * time.Second
 
-// queueAlerts hands crossed thresholds to the alert loop. Caps runs on the planning pass, on the
-// path from a reclaim to its action, so it never publishes or posts itself.
+// queueAlerts hands crossed thresholds to the alert loop (Run: b.alerts.run(ctx, b.sendAlerts)).
+// Caps runs on the planning pass, on the path from a reclaim to its action, so it never publishes
+// or posts itself; an alert that could not be published is tried again, in order.
 func (b *Budgets) queueAlerts(alerts []*events.BudgetAlert) {
-	if len(alerts) == 0 {
-		return
-	}
-	b.mu.Lock()
-	b.alerts = append(b.alerts, alerts...)
-	b.mu.Unlock()
-	signal(b.alertWake)
-}
-
-// alertLoop publishes queued budget alerts and posts them (OnAlert), each call with its own
-// deadline; an alert that could not be published is tried again, in order, every askRetry.
-func (b *Budgets) alertLoop(ctx context.Context) {
-	t := time.NewTicker(askRetry)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-b.alertWake:
-		case <-t.C:
-		}
-		b.mu.Lock()
-		todo := b.alerts
-		b.alerts = nil
-		b.mu.Unlock()
-		if left := b.sendAlerts(ctx, todo); len(left) > 0 {
-			b.mu.Lock()
-			b.alerts = append(left, b.alerts...)
-			b.mu.Unlock()
-		}
+	if len(alerts) > 0 {
+		b.alerts.add(alerts...)
 	}
 }
 
-// sendAlerts publishes alerts in order and returns those from the first that failed on.
+// sendAlerts publishes alerts in order and posts them (OnAlert), each call with its own
+// deadline, and returns those from the first that failed on.
 func (b *Budgets) sendAlerts(ctx context.Context, alerts []*events.BudgetAlert) []*events.BudgetAlert {
 	for i, a := range alerts {
 		pctx, cancel := context.WithTimeout(ctx, outsideCall)

@@ -58,17 +58,15 @@ type Budgets struct {
 	gate *budget.Gate
 	pub  *bus.Publisher
 
-	ready     chan struct{} // closed once the policies are loaded and the ledger caught up
-	loaded    bool          // policies read once
-	caughtUp  bool          // the ledger replayed the period so far
-	mu        sync.Mutex
-	ledger    budget.Ledger
-	asks      []Hold // holds not yet asked
-	asked     map[string]bool
-	wake      chan struct{}
-	alerts    []*events.BudgetAlert // crossed, not yet published
-	alertWake chan struct{}
-	dec       Decider
+	ready    chan struct{} // closed once the policies are loaded and the ledger caught up
+	loaded   bool          // policies read once
+	caughtUp bool          // the ledger replayed the period so far
+	mu       sync.Mutex
+	ledger   budget.Ledger
+	asks     *retrying[Hold] // holds not yet asked
+	asked    map[string]bool
+	alerts   *retrying[*events.BudgetAlert] // crossed, not yet published
+	dec      Decider
 }
 
 var (
@@ -90,7 +88,7 @@ func NewBudgets(o BudgetOptions) *Budgets {
 		teams[w.Name] = w.Team
 	}
 	return &Budgets{o: o, gate: budget.NewGate(), pub: bus.NewPublisher(o.JS), ready: make(chan struct{}),
-		ledger: budget.Ledger{Teams: teams}, wake: make(chan struct{}, 1), alertWake: make(chan struct{}, 1), asked: map[string]bool{}}
+		ledger: budget.Ledger{Teams: teams}, asks: newRetrying[Hold](), alerts: newRetrying[*events.BudgetAlert](), asked: map[string]bool{}}
 }
 
 // Attach names who applies decisions; call it with the Service before approvals can arrive.
@@ -146,8 +144,8 @@ func (b *Budgets) Run(ctx context.Context) error {
 			b.mu.Unlock()
 		})
 	}()
-	go b.alertLoop(ctx)
-	b.askLoop(ctx)
+	go b.alerts.run(ctx, b.sendAlerts)
+	b.asks.run(ctx, b.ask)
 	if err := <-errc; err != nil && ctx.Err() == nil {
 		return err
 	}
