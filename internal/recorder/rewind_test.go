@@ -1,10 +1,8 @@
 package recorder
 
 import (
-	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -44,7 +42,11 @@ func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			env.Restart(t, func() { damage(t, filepath.Join(env.StoreDir, "jetstream", "$G", "streams", bus.Telemetry, "msgs")) })
+			env.Restart(t, func() {
+				if err := testkit.Damage(filepath.Join(env.StoreDir, "jetstream", "$G", "streams", bus.Telemetry, "msgs")); err != nil {
+					t.Fatal(err)
+				}
+			})
 			s, err := env.JS.Stream(testCtx(t), bus.Telemetry)
 			if err != nil {
 				t.Fatal(err)
@@ -90,32 +92,6 @@ func sweeps(prefix string, n int, t time.Time) []events.Event {
 // chTime is t as a ClickHouse DateTime64(3) literal.
 func chTime(t time.Time) string {
 	return fmt.Sprintf("toDateTime64('%s', 3, 'UTC')", t.UTC().Format("2006-01-02 15:04:05.000"))
-}
-
-// damage writes 16 KiB of garbage into the middle of the largest message block in dir.
-func damage(t *testing.T, dir string) {
-	t.Helper()
-	blocks, _ := filepath.Glob(filepath.Join(dir, "*.blk"))
-	var path string
-	var size int64
-	for _, b := range blocks {
-		if fi, err := os.Stat(b); err == nil && fi.Size() > size {
-			path, size = b, fi.Size()
-		}
-	}
-	if path == "" || size < 64<<10 {
-		t.Fatalf("no message block of 64 KiB or more in %s", dir)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	garbage := make([]byte, 16<<10)
-	_, _ = rand.Read(garbage)
-	if _, err := f.WriteAt(garbage, size/2); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestLostAcksAreSentAgain: the acks of a stored batch are lost (a node restarting drops them).

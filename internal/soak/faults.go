@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
 // kind is a fault the soak injects.
@@ -135,7 +136,7 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 		r.books.delay.Store(int64(500 * time.Millisecond))
 	case damageNode:
 		r.cl.stop(f.node)
-		r.fail(damage(filepath.Join(r.cl.store(f.node), "jetstream", "$G", "streams", bus.Telemetry, "msgs")))
+		r.fail(testkit.Damage(filepath.Join(r.cl.store(f.node), "jetstream", "$G", "streams", bus.Telemetry, "msgs")))
 		r.fail(r.cl.start(f.node))
 	}
 	return false

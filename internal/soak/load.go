@@ -2,10 +2,7 @@ package soak
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,29 +118,4 @@ func (l *load) publish(ctx context.Context, pub *bus.Publisher, at time.Time, n 
 func (l *load) stop() {
 	l.cancel()
 	<-l.done
-}
-
-// damage writes 16 KiB of garbage into the middle of the largest message block in dir, as the
-// outside probe damaged a TELEMETRY block.
-func damage(dir string) error {
-	blocks, _ := filepath.Glob(filepath.Join(dir, "*.blk"))
-	var path string
-	var size int64
-	for _, b := range blocks {
-		if fi, err := os.Stat(b); err == nil && fi.Size() > size {
-			path, size = b, fi.Size()
-		}
-	}
-	if path == "" {
-		return fmt.Errorf("soak: no message block to damage in %s", dir)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	garbage := make([]byte, min(16<<10, size/2+1))
-	_, _ = rand.Read(garbage)
-	_, err = f.WriteAt(garbage, size/2)
-	return err
 }
