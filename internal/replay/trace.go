@@ -113,16 +113,7 @@ func ParseZone(name string, data []byte, opts LoadOptions) (Zone, error) {
 	if opts.TickSeconds <= 0 {
 		return Zone{}, fmt.Errorf("tick must be positive, got %d s", opts.TickSeconds)
 	}
-	var f zoneFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return Zone{}, fmt.Errorf("%w: %v (want {\"metadata\":{\"gap_seconds\":N},\"data\":[...]})", ErrMalformedTrace, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Zone{}, fmt.Errorf("%w: extra data after the JSON object", ErrMalformedTrace)
-	}
-	gap, err := gapSeconds(f)
+	f, gap, err := decodeZone(data)
 	if err != nil {
 		return Zone{}, err
 	}
@@ -145,6 +136,32 @@ func ParseZone(name string, data []byte, opts LoadOptions) (Zone, error) {
 		}
 	}
 	return z, nil
+}
+
+// ParseZoneSamples decodes one zone file without expanding it: one value per sample and the
+// file's gap_seconds. The job replay (internal/jobs) runs each file on its own tick.
+func ParseZoneSamples(data []byte, binary bool) (samples []int, gapSeconds int, err error) {
+	f, gap, err := decodeZone(data)
+	if err != nil {
+		return nil, 0, err
+	}
+	samples, err = capacities(f, binary)
+	return samples, gap, err
+}
+
+// decodeZone reads the JSON of one zone file and its gap_seconds.
+func decodeZone(data []byte) (zoneFile, int, error) {
+	var f zoneFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, 0, fmt.Errorf("%w: %v (want {\"metadata\":{\"gap_seconds\":N},\"data\":[...]})", ErrMalformedTrace, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return f, 0, fmt.Errorf("%w: extra data after the JSON object", ErrMalformedTrace)
+	}
+	gap, err := gapSeconds(f)
+	return f, gap, err
 }
 
 func gapSeconds(f zoneFile) (int, error) {
