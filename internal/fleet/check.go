@@ -109,6 +109,9 @@ func (w *Workload) check(i int, c *Config) error {
 	case w.ColdStart < 0:
 		return fail("want a duration of 0 or more", at("cold_start")...)
 	}
+	if err := w.checkKind(at); err != nil {
+		return err
+	}
 	if err := w.checkReplicas(at); err != nil {
 		return err
 	}
@@ -149,7 +152,10 @@ func (s *Scaling) check(at []any) error {
 // check makes sure a workload that may run on a Kubernetes location names the object for every
 // market it may use there.
 func (k *KubeWorkload) check(w *Workload, c *Config, at []any) error {
-	if k.Kind != "" && k.Kind != "Deployment" && k.Kind != "StatefulSet" {
+	switch {
+	case w.IsJob() && k.Kind != "" && k.Kind != KubeJob:
+		return fail(fmt.Sprintf("a job runs as a batch/v1 Job, not a %s; remove kind or set it to Job", k.Kind), append(at, "kind")...)
+	case !w.IsJob() && k.Kind != "" && k.Kind != "Deployment" && k.Kind != "StatefulSet":
 		return fail(fmt.Sprintf("unknown kind %q; want Deployment or StatefulSet", k.Kind), append(at, "kind")...)
 	}
 	kube := slices.ContainsFunc(c.Locations, func(l Location) bool { return l.Actuator.Kind == KindKubernetes })
@@ -162,19 +168,28 @@ func (k *KubeWorkload) check(w *Workload, c *Config, at []any) error {
 	}
 	for _, m := range markets {
 		if k.Object(m) == "" {
-			return fail(fmt.Sprintf("name the %s object that holds %s replicas (a location uses kubernetes)", orKind(k.Kind), m),
+			return fail(fmt.Sprintf("name the %s object that holds %s replicas (a location uses kubernetes)", w.KubeKind(), m),
 				append(at, string(m))...)
 		}
 	}
 	return nil
 }
 
-func orKind(k string) string {
-	if k == "" {
-		return "Deployment"
+// KubeKind is the kind of the workload's Kubernetes objects: as named, else Job for a job and
+// Deployment for a serving workload.
+func (w *Workload) KubeKind() string {
+	switch {
+	case w.Kubernetes.Kind != "":
+		return w.Kubernetes.Kind
+	case w.IsJob():
+		return KubeJob
 	}
-	return k
+	return "Deployment"
 }
+
+// KubeJob is the Kubernetes kind of a job's objects: a batch/v1 Job per location and market,
+// started and stopped through spec.suspend.
+const KubeJob = "Job"
 
 func isName(s string) bool {
 	if s == "" {

@@ -89,11 +89,15 @@ const (
 	KindSim        = "sim"
 )
 
-// Workload is something that needs replicas.
+// Workload is something that needs replicas: a serving workload (the default kind) or a
+// deadline-bound job (kind job, see Job).
 type Workload struct {
 	Name string `yaml:"name"`
 	Team string `yaml:"team"`
+	Kind string `yaml:"kind"` // serving (default) or job
 	GPU  GPU    `yaml:"gpu"`
+	// Job is a job's work, deadline and overhead; set only on kind job.
+	Job *Job `yaml:"job"`
 	// Replicas bounds the replica count; demand from the scaling target moves it in between.
 	Replicas     Replicas        `yaml:"replicas"`
 	MinLocations int             `yaml:"min_locations"`
@@ -135,7 +139,7 @@ const (
 // KubeWorkload names the workload's Deployments (or StatefulSets) in each location's cluster:
 // spot and on-demand replicas run as separate objects, so each market is scaled on its own.
 type KubeWorkload struct {
-	Kind     string `yaml:"kind"` // Deployment (default) or StatefulSet
+	Kind     string `yaml:"kind"` // Deployment (default) or StatefulSet; Job (the default) for a job
 	Spot     string `yaml:"spot"`
 	OnDemand string `yaml:"on_demand"`
 	Reserved string `yaml:"reserved"`

@@ -109,6 +109,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("locations: [1, 2]\nworkloads: {}"))
+	f.Add([]byte(jobBase))
+	f.Add([]byte(strings.Replace(jobBase, "deadline_in: 52h", "deadline_at: 2026-12-04T06:00:00Z", 1)))
+	f.Add([]byte(jobBase + "    replicas: {min: 1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := fleet.Parse(data, "fuzz.yaml")
 		if err == nil && (len(cfg.Locations) == 0 || len(cfg.Workloads) == 0) {

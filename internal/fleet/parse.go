@@ -78,6 +78,9 @@ func explain(p yamlstrict.Problem) string {
 	if strings.Contains(p.Msg, "time.Duration") {
 		return p.Msg + " (want a duration like 90s, 4m or 1h30m)"
 	}
+	if strings.HasPrefix(p.Msg, "parsing time") {
+		return p.Msg + " (want an RFC 3339 time like 2026-12-04T06:00:00Z)"
+	}
 	return p.Msg
 }
 

@@ -1,0 +1,84 @@
+package fleet
+
+import (
+	"fmt"
+	"time"
+)
+
+// Workload kinds.
+const (
+	KindServing = "serving" // the default: replicas kept up for traffic
+	KindJob     = "job"     // one replica that runs until its work is done, by a deadline
+)
+
+// Job is what a workload of kind job needs beyond a serving workload's GPU, markets and
+// residency: how much compute it takes, by when, and what each (re)launch costs. The deadline is
+// either a time (DeadlineAt) or a duration from the job's submission (DeadlineIn), never both.
+//
+//   - name: finetune-7b
+//     kind: job
+//     gpu: {models: [H100-80GB], count: 1}
+//     job: {work: 48h, deadline_in: 52h, overhead: 3m, priority: 1}
+type Job struct {
+	// Work is the compute the job needs on one replica, from start to finish.
+	Work       time.Duration `yaml:"work"`
+	DeadlineAt time.Time     `yaml:"deadline_at"`
+	DeadlineIn time.Duration `yaml:"deadline_in"`
+	// Overhead is the time each (re)launch loses before the job makes progress again (loading its
+	// last checkpoint).
+	Overhead time.Duration `yaml:"overhead"`
+	// Priority orders jobs that compete for the same capacity: higher first.
+	Priority int `yaml:"priority"`
+}
+
+// IsJob says whether w is a deadline-bound job rather than a serving workload.
+func (w *Workload) IsJob() bool { return w.Kind == KindJob }
+
+// Deadline is when a job submitted at submitted must be done.
+func (j *Job) Deadline(submitted time.Time) time.Time {
+	if !j.DeadlineAt.IsZero() {
+		return j.DeadlineAt
+	}
+	return submitted.Add(j.DeadlineIn)
+}
+
+// checkKind checks the workload's kind, and for a job its job: settings and that it names no
+// replica bounds or scaling (a job runs one replica).
+func (w *Workload) checkKind(at func(...any) []any) error {
+	switch w.Kind {
+	case "", KindServing:
+		if w.Job != nil {
+			return fail("job: applies to kind: job only; add kind: job or remove it", at("job")...)
+		}
+		return nil
+	case KindJob:
+	default:
+		return fail(fmt.Sprintf("unknown kind %q; want serving (the default) or job", w.Kind), at("kind")...)
+	}
+	switch {
+	case w.Replicas != (Replicas{}):
+		return fail("a job runs one replica; remove replicas:", at("replicas")...)
+	case w.Scaling != (Scaling{}):
+		return fail("a job is not scaled by demand; remove scaling:", at("scaling")...)
+	case w.Job == nil:
+		return fail("required for kind: job: work and deadline_at or deadline_in", at("job")...)
+	}
+	return w.Job.check(at)
+}
+
+func (j *Job) check(at func(...any) []any) error {
+	switch {
+	case j.Work <= 0:
+		return fail("want the compute the job needs on one replica, more than 0 (e.g. 48h)", at("job", "work")...)
+	case j.DeadlineAt.IsZero() == (j.DeadlineIn == 0):
+		return fail("give exactly one of deadline_at (an RFC 3339 time) or deadline_in (a duration from submission)", at("job", "deadline_in")...)
+	case j.DeadlineIn < 0:
+		return fail("want a duration from submission, more than 0", at("job", "deadline_in")...)
+	case j.DeadlineIn > 0 && j.DeadlineIn < j.Work:
+		return fail(fmt.Sprintf("deadline_in %s is shorter than the work %s; the job cannot finish in time", j.DeadlineIn, j.Work),
+			at("job", "deadline_in")...)
+	case j.Overhead < 0:
+		return fail("want a duration of 0 or more", at("job", "overhead")...)
+	}
+	return nil
+}
