@@ -55,6 +55,11 @@ func appendValue(b []byte, p any) ([]byte, bool) {
 		return strconv.AppendBool(b, *p), true
 	case *time.Time:
 		return appendTime(b, *p)
+	case **time.Time:
+		if *p == nil {
+			return append(b, "null"...), true
+		}
+		return appendTime(b, **p)
 	case *[]PlanAction:
 		return appendActions(b, *p)
 	}

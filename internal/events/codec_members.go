@@ -10,12 +10,11 @@ import "time"
 type member struct {
 	name      string
 	omitEmpty bool
-	val       any // *string, *int, *int64, *float64, *bool, *time.Time or *[]PlanAction
+	val       any // *string, *int, *int64, *float64, *bool, *time.Time, **time.Time or *[]PlanAction
 }
 
-// maxMembers is the most members an event has (ActionUpdated: 4 + 12), so the lists fit on the
-// stack.
-const maxMembers = 16
+// maxMembers is the most members an event has (JobState: 4 + 17), so the lists fit on the stack.
+const maxMembers = 24
 
 func req(name string, v any) member { return member{name: name, val: v} }
 func opt(name string, v any) member { return member{name: name, omitEmpty: true, val: v} }
@@ -40,6 +39,10 @@ func membersOf(e Event, ms []member) []member {
 	case *ActionUpdated:
 		return e.members(e.Meta.members(ms))
 	case *BudgetAlert:
+		return e.members(e.Meta.members(ms))
+	case *JobProgress:
+		return e.members(e.Meta.members(ms))
+	case *JobState:
 		return e.members(e.Meta.members(ms))
 	}
 	return nil
@@ -133,6 +136,8 @@ func (m member) empty() bool {
 		return len(*p) == 0
 	case *time.Time:
 		return false
+	case **time.Time:
+		return *p == nil
 	}
 	return false
 }

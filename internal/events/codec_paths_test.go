@@ -44,6 +44,17 @@ func samples() []Event {
 			Period: "month", PeriodStart: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 			Basis: "forecast", Threshold: "80%", Spend: 40000.25, Limit: 50000, Currency: "USD",
 			Cleared: true},
+		&JobProgress{Meta: Meta{At: at}, Job: "ft-1", WorkDoneS: 1234.5, Location: "aws-use1",
+			Market: Spot, Estimated: true},
+		&JobProgress{Meta: Meta{At: at}, Job: "ft-2", WorkDoneS: 0, CheckpointAt: &at,
+			Location: "gcp-usc1", Market: OnDemand},
+		&JobState{Meta: Meta{At: at}, Job: "ft-1", State: JobWaiting, WorkS: 172800,
+			WorkDoneS: 1e-7, Deadline: at.Add(52 * time.Hour), Preemptions: 2, LostS: 360,
+			Reason: `reclaimed "spot" <notice> & gone`},
+		&JobState{Meta: Meta{At: at}, Job: "ft-2", Team: "research", State: JobFinished,
+			WorkS: 3600, WorkDoneS: 3600, Deadline: at, OverheadS: 720, Location: "gcp-usc1",
+			Market: OnDemand, GPUs: 1, USDPerHour: 3.06, OnDemandUSD: 3.06, USDSpent: 3.672,
+			FinishedAt: &pathsAt},
 	}
 	for _, e := range all {
 		Stamp(e)
@@ -121,6 +132,8 @@ func TestEncodeKeepsEncodingJSONErrors(t *testing.T) {
 		{"year past 9999", &BudgetAlert{Meta: Meta{At: pathsAt}, Policy: "p", Scope: "s",
 			Period: "day", PeriodStart: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
 			Basis: "actual", Threshold: "1", Currency: "USD"}},
+		{"optional time past 9999", &JobState{Meta: Meta{At: pathsAt}, Job: "j", State: JobFinished,
+			WorkS: 1, Deadline: pathsAt, FinishedAt: new(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

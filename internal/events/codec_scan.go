@@ -163,6 +163,10 @@ func (s *scanner) value(p any) bool {
 		return s.bool(p)
 	case *time.Time:
 		return s.time(p)
+	case **time.Time: // an optional time; a null is left to the general path
+		t := new(time.Time)
+		*p = t
+		return s.time(t)
 	case *[]PlanAction:
 		return s.actions(p)
 	}

@@ -23,12 +23,15 @@ const (
 	TypePlanDecided       Type = "plan.decided"
 	TypeActionUpdated     Type = "action.updated"
 	TypeBudgetAlert       Type = "budget.alert"
+	TypeJobProgress       Type = "job.progress"
+	TypeJobState          Type = "job.state"
 )
 
 // Types lists every known event type, in a stable order.
 var Types = []Type{
 	TypePriceObserved, TypeCapacityReclaimed, TypeGPUSample, TypeTokensSample,
 	TypeReplicaState, TypePlanDecided, TypeActionUpdated, TypeBudgetAlert,
+	TypeJobProgress, TypeJobState,
 }
 
 // Version is the schema version this binary writes. Decoding accepts any minor version of the same

@@ -249,6 +249,10 @@ func New(t Type) Event {
 		return &ActionUpdated{}
 	case TypeBudgetAlert:
 		return &BudgetAlert{}
+	case TypeJobProgress:
+		return &JobProgress{}
+	case TypeJobState:
+		return &JobState{}
 	}
 	return nil
 }

@@ -42,12 +42,21 @@ func Samples(at time.Time, n int) []events.Event {
 		&events.BudgetAlert{Meta: events.Meta{At: at}, Policy: "llm-monthly-" + s, Scope: "workload=llm",
 			Period: "month", PeriodStart: time.Date(at.Year(), at.Month(), 1, 0, 0, 0, 0, time.UTC),
 			Basis: "actual", Threshold: "80%", Spend: 40000 + float64(n), Limit: 50000, Currency: "USD"},
+		&events.JobProgress{Meta: events.Meta{At: at}, Job: "finetune", WorkDoneS: 3600 * float64(n),
+			CheckpointAt: ptr(at.Add(-time.Minute)), Location: "aws-use1", Market: events.Spot},
+		&events.JobState{Meta: events.Meta{At: at}, Job: "finetune", Team: "research",
+			State: events.JobRunning, WorkS: 48 * 3600, WorkDoneS: 3600 * float64(n),
+			Deadline: at.Add(52 * time.Hour), OverheadS: 180, Location: "aws-use1", Market: events.Spot,
+			GPUs: 8, USDPerHour: 31.4, OnDemandUSD: 98.32, USDSpent: 12.5 * float64(n), Preemptions: n,
+			LostS: 180 * float64(n)},
 	}
 	for _, e := range all {
 		events.Stamp(e)
 	}
 	return all
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // Sweep returns n GPU samples of one node at t, as the GPU collector reads them together. The
 // values cycle every ten GPUs, so any n gives valid samples.
