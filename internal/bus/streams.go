@@ -84,8 +84,8 @@ func Streams(o Options) []jetstream.StreamConfig {
 			[]string{"bursar.price.>", "bursar.reclaim.>"}, o.MarketMaxAge),
 		stream(Telemetry, "GPU and token samples (age-limited)",
 			[]string{"bursar.gpu.>", "bursar.tokens.>"}, o.TelemetryMaxAge),
-		stream(Fleet, "replica states, decisions, actions and budget alerts: the audit log",
-			[]string{"bursar.fleet.>", "bursar.decision.>", "bursar.action.>", "bursar.budget.>"},
+		stream(Fleet, "replica states, decisions, actions, budget alerts and jobs: the audit log",
+			[]string{"bursar.fleet.>", "bursar.decision.>", "bursar.action.>", "bursar.budget.>", "bursar.job.>"},
 			o.FleetMaxAge),
 		stream(DLQ, "messages that failed to decode or were poison, with the reason in a header",
 			[]string{dlqPrefix + ">"}, o.DLQMaxAge),
@@ -110,6 +110,7 @@ func Buckets(o Options) []jetstream.KeyValueConfig {
 			Replicas: o.Replicas, Storage: jetstream.FileStorage},
 		{Bucket: BucketLeases, Description: "leader leases per partition", History: 1,
 			TTL: o.LeaseTTL, Replicas: o.Replicas, Storage: jetstream.FileStorage},
+		jobsBucket(o),
 	}
 }
 
