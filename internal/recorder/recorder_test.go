@@ -107,6 +107,15 @@ func truncated(e events.Event) events.Event {
 		ms(&c.Deadline)
 	case *events.BudgetAlert:
 		ms(&c.PeriodStart)
+	case *events.JobProgress:
+		if c.CheckpointAt != nil {
+			ms(c.CheckpointAt)
+		}
+	case *events.JobState:
+		ms(&c.Deadline)
+		if c.FinishedAt != nil {
+			ms(c.FinishedAt)
+		}
 	}
 	return c
 }

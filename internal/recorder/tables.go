@@ -48,6 +48,11 @@ var tables = map[events.Type]*table{
 		writeAction},
 	events.TypeBudgetAlert: {"budget_alert", envelope +
 		"policy, scope, period, period_start, basis, threshold, spend, `limit`, currency, cleared", writeBudget},
+	events.TypeJobProgress: {"job_progress", envelope +
+		"job, work_done_s, checkpoint_at, location, market, estimated", writeJobProgress},
+	events.TypeJobState: {"job_state", envelope +
+		"job, team, state, work_s, work_done_s, deadline, overhead_s, location, market, gpus_per_replica, " +
+		"usd_per_hour, on_demand_usd_per_hour, usd_spent, preemptions, lost_s, finished_at, reason", writeJobState},
 }
 
 // head writes the envelope columns.
@@ -237,6 +242,39 @@ func writeBudget(r *row, ev events.Event, _ *extra) error {
 		return err
 	}
 	r.cols(e.Basis, e.Threshold, e.Spend, e.Limit, e.Currency, e.Cleared)
+	return nil
+}
+
+func writeJobProgress(r *row, ev events.Event, _ *extra) error {
+	e := ev.(*events.JobProgress)
+	if err := head(r, &e.Meta); err != nil {
+		return err
+	}
+	r.cols(e.Job, e.WorkDoneS)
+	r.sep()
+	if err := r.optTime("checkpoint_at", e.CheckpointAt); err != nil {
+		return err
+	}
+	r.cols(e.Location, e.Market, e.Estimated)
+	return nil
+}
+
+func writeJobState(r *row, ev events.Event, _ *extra) error {
+	e := ev.(*events.JobState)
+	if err := head(r, &e.Meta); err != nil {
+		return err
+	}
+	r.cols(e.Job, e.Team, string(e.State), e.WorkS, e.WorkDoneS)
+	r.sep()
+	if err := r.time("deadline", e.Deadline); err != nil {
+		return err
+	}
+	r.cols(e.OverheadS, e.Location, e.Market, e.GPUs, e.USDPerHour, e.OnDemandUSD, e.USDSpent, e.Preemptions, e.LostS)
+	r.sep()
+	if err := r.optTime("finished_at", e.FinishedAt); err != nil {
+		return err
+	}
+	r.cols(e.Reason)
 	return nil
 }
 

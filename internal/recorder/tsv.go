@@ -90,3 +90,12 @@ func (r *row) time(field string, t time.Time) error {
 	r.b = append(r.b, '.', byte('0'+ms%1000/100), byte('0'+ms%100/10), byte('0'+ms%10))
 	return nil
 }
+
+// optTime appends an optional time: NULL when there is none.
+func (r *row) optTime(field string, t *time.Time) error {
+	if t == nil {
+		r.b = append(r.b, '\\', 'N')
+		return nil
+	}
+	return r.time(field, *t)
+}

@@ -45,7 +45,8 @@ func TestMigrateAppliesOnEmptyStoreAndAgainAsNoOp(t *testing.T) {
 	db := "`" + s.Database() + "`"
 	wantTables := []string{"price_observed", "capacity_reclaimed", "gpu_sample", "tokens_sample",
 		"replica_state", "plan_decided", "action_updated", "budget_alert", "cost_hourly",
-		"cost_hourly_mv", "tokens_hourly", "tokens_hourly_mv", "replica_latest", "replica_latest_mv", "schema_migrations"}
+		"cost_hourly_mv", "tokens_hourly", "tokens_hourly_mv", "replica_latest", "replica_latest_mv",
+		"job_progress", "job_state", "schema_migrations"}
 	q := fmt.Sprintf("SELECT count() AS n FROM system.tables WHERE database = '%s' AND name IN ('%s')",
 		s.Database(), strings.Join(wantTables, "','"))
 	if got := count(t, s, q); got != len(wantTables) {
