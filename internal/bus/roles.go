@@ -70,8 +70,8 @@ func Permissions(role string) *server.Permissions {
 			Publish:   &server.SubjectPermission{Allow: pub},
 			Subscribe: &server.SubjectPermission{Allow: inbox},
 		}
-	case RoleBudget:
-		return BudgetPermissions(RoleBudget)
+	case RoleBudget: // the arbiter CLI's role: budgets and jobs
+		return addJobPermissions(BudgetPermissions(RoleBudget), RoleBudget)
 	}
 	return nil
 }
