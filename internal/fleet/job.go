@@ -1,8 +1,15 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
 
 // Workload kinds.
@@ -81,4 +88,56 @@ func (j *Job) check(at func(...any) []any) error {
 		return fail("want a duration of 0 or more", at("job", "overhead")...)
 	}
 	return nil
+}
+
+// ParseJob reads a job file: one workload as bursar.yaml's workloads: hold them, kind job (the
+// default here). With the fleet c it is checked as a workload of c (residency, GPU names,
+// Kubernetes objects); with nil c only what it says alone is checked. name is used in errors.
+func ParseJob(data []byte, name string, c *Config) (*Workload, error) {
+	var w Workload
+	if err := yamlstrict.Unmarshal(data, &w); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: name, Msg: "the file is empty; want a job: name, gpu and job: {work, deadline_in}"}
+		}
+		return nil, yamlError(name, err)
+	}
+	if w.Kind == "" {
+		w.Kind = KindJob
+	}
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root)
+	if err := checkJobIn(&w, c); err != nil {
+		var pe *pathError
+		if errors.As(err, &pe) {
+			field := strings.TrimPrefix(strings.TrimPrefix(pe.field(), "workloads[0]"), ".")
+			return nil, &Error{File: name, Line: yamlstrict.Line(&root, field), Field: field, Msg: pe.msg}
+		}
+		return nil, &Error{File: name, Msg: err.Error()}
+	}
+	return &w, nil
+}
+
+// CheckJob checks a job submitted to the fleet c: as a workload of c, of kind job, whose name no
+// workload of c takes.
+func (c *Config) CheckJob(w *Workload) error {
+	if _, taken := c.Workload(w.Name); taken {
+		return fmt.Errorf("job %q: a workload of bursar.yaml has that name; choose another", w.Name)
+	}
+	if err := checkJobIn(w, c); err != nil {
+		return fmt.Errorf("job %q: %w", w.Name, err)
+	}
+	return nil
+}
+
+func checkJobIn(w *Workload, c *Config) error {
+	if w.Kind != KindJob {
+		return fail(fmt.Sprintf("want kind job, got %q", w.Kind), "workloads", 0, "kind")
+	}
+	if c == nil {
+		c = &Config{Locations: []Location{{Name: "any"}}}
+		w := *w
+		w.Residency, w.MinLocations = nil, 0
+		return w.check(0, c)
+	}
+	return w.check(0, c)
 }

@@ -104,3 +104,77 @@ func TestBadJobsSayWhereAndWhat(t *testing.T) {
 		})
 	}
 }
+
+// TestParseJob: a job file is one workload, kind job by default, checked alone (nil fleet) or
+// against a fleet; its errors name the file, the line and the field within the job.
+func TestParseJob(t *testing.T) {
+	const job = "name: tune\ngpu: {models: [H100-80GB], count: 1}\nresidency: [eu]\njob: {work: 2h, deadline_in: 3h}\n"
+	w, err := fleet.ParseJob([]byte(job), "job.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.IsJob() || w.Job.Work != 2*time.Hour {
+		t.Errorf("job = %+v", w)
+	}
+	cfg, err := fleet.Parse([]byte(base), "bursar.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, yaml string
+		cfg        *fleet.Config
+		wantLine   int
+		want       string
+	}{
+		{"residency no location has", job, cfg, 3, "job.yaml:3: field residency: no location satisfies residency eu"},
+		{"a serving workload", "kind: serving\n" + job, nil, 1, "field kind: want kind job"},
+		{"replicas", job + "replicas: {min: 1}\n", nil, 5, "field replicas: a job runs one replica"},
+		{"bad work", strings.Replace(job, "work: 2h", "work: 0s", 1), nil, 4, "field job.work"},
+		{"unknown field", job + "deadline: 3h\n", nil, 5, `unknown field "deadline"`},
+		{"empty", "", nil, 0, "job.yaml: the file is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := fleet.ParseJob([]byte(tt.yaml), "job.yaml", tt.cfg)
+			var fe *fleet.Error
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a *fleet.Error containing %q", err, tt.want)
+			}
+			if tt.wantLine > 0 && fe.Line != tt.wantLine {
+				t.Errorf("line = %d, want %d (%v)", fe.Line, tt.wantLine, err)
+			}
+		})
+	}
+}
+
+// TestCheckJobRefusesAWorkloadsName: a submitted job may not take a bursar.yaml workload's name.
+func TestCheckJobRefusesAWorkloadsName(t *testing.T) {
+	cfg, err := fleet.Parse([]byte(jobBase), "bursar.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := cfg.Workload("tune")
+	j := *w
+	if err := cfg.CheckJob(&j); err == nil || !strings.Contains(err.Error(), "has that name") {
+		t.Errorf("CheckJob(tune) = %v, want the name refused", err)
+	}
+	j.Name = "tune-2"
+	if err := cfg.CheckJob(&j); err != nil {
+		t.Errorf("CheckJob(tune-2) = %v", err)
+	}
+}
+
+func FuzzParseJob(f *testing.F) {
+	f.Add([]byte("name: tune\ngpu: {models: [H100-80GB], count: 1}\njob: {work: 2h, deadline_in: 3h}\n"))
+	f.Add([]byte("name: t\ngpu: {count: 1, min_memory_gb: 80}\njob: {work: 1h, deadline_at: 2026-12-04T06:00:00Z}\n"))
+	f.Add([]byte("kind: serving\nname: x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w, err := fleet.ParseJob(data, "fuzz.yaml", nil)
+		if err == nil && (!w.IsJob() || w.Job == nil || w.Job.Work <= 0) {
+			t.Fatalf("accepted a job with no work: %+v", w)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+			t.Fatalf("error %q does not name the file", err)
+		}
+	})
+}
