@@ -38,9 +38,14 @@ type Target struct {
 	Group
 	Offer    string `json:"offer,omitempty"`
 	Replicas int    `json:"replicas"`
-	Kind     string `json:"kind"` // launch, drain, retire or scale
+	Kind     string `json:"kind"` // launch, drain, retire, scale or checkpoint
 	Reason   string `json:"reason,omitempty"`
 }
+
+// KindCheckpoint is the kind of a Target that asks a job's instances in Group to save their
+// progress now (a reclaim notice reached one): it changes no count, Replicas is what the group
+// holds. An actuator passes it on (webhook), marks the object (kube) or records it (sim).
+const KindCheckpoint = "checkpoint"
 
 // Actuator scales groups. Scale must be idempotent. Desired reads back the count the
 // infrastructure holds now, so an action interrupted after the call can be recognised as done;

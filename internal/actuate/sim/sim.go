@@ -29,10 +29,12 @@ type Fleet struct {
 	// stepped is the time of the last step of every group.
 	stepped time.Time
 	calls   []actuate.Target
-	life    []Life
-	next    int
-	script  []Reclaim
-	market  capacity
+	// checkpoints are the checkpoint requests received (see Checkpoints).
+	checkpoints []Checkpoint
+	life        []Life
+	next        int
+	script      []Reclaim
+	market      capacity
 	// FailNext, when set, makes the next Scale call fail with it (and do nothing).
 	FailNext error
 }
@@ -78,6 +80,10 @@ func (f *Fleet) Scale(_ context.Context, t actuate.Target) error {
 		return fmt.Errorf("%w: sim has no location %q", actuate.ErrNotFound, t.Location)
 	}
 	f.calls = append(f.calls, t)
+	if t.Kind == actuate.KindCheckpoint {
+		f.checkpoints = append(f.checkpoints, Checkpoint{Target: t, At: f.now()})
+		return nil // a job's instances save their progress; nothing is launched or stopped
+	}
 	g := f.group(t.Group)
 	g.desired = t.Replicas
 	if t.Offer != "" {
@@ -145,6 +151,20 @@ func (f *Fleet) Calls() []actuate.Target {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.calls)
+}
+
+// Checkpoint is a checkpoint request the fleet received: a job's instances in Target's group were
+// asked to save their progress at At.
+type Checkpoint struct {
+	Target actuate.Target
+	At     time.Time
+}
+
+// Checkpoints returns the checkpoint requests received, in order.
+func (f *Fleet) Checkpoints() []Checkpoint {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.checkpoints)
 }
 
 // Lives returns every instance's history, in launch order.
