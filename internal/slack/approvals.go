@@ -151,7 +151,8 @@ func (a *Approvals) Pending() []string {
 }
 
 // Handle takes a button click. Only a listed approver (directly or through a listed user group)
-// decides; anyone else is told so privately and nothing changes.
+// decides; anyone else is told so privately and nothing changes. A click after the request's
+// deadline finds it timed out (rejected), whether or not the sweep has come by yet.
 func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) error {
 	act, ok := button(cb)
 	if !ok {
@@ -163,6 +164,11 @@ func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) er
 	a.mu.Unlock()
 	if p == nil {
 		a.tell(ctx, cb, "This approval is no longer pending: it was decided or timed out.")
+		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
+	}
+	if !a.now().Before(p.deadline) { // past its deadline, not yet swept: no answer in time is no
+		a.expire(ctx, id, p)
+		a.tell(ctx, cb, "This approval had timed out before your click: the plan was rejected.")
 		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
 	}
 	if !a.mayApprove(ctx, p.req.Approvers, user) {
@@ -193,14 +199,17 @@ func (a *Approvals) Sweep(ctx context.Context) {
 	a.mu.Unlock()
 	slices.Sort(late)
 	for _, id := range late {
-		p := a.get(id)
-		if p == nil {
-			continue
+		if p := a.get(id); p != nil {
+			a.expire(ctx, id, p)
 		}
-		detail := fmt.Sprintf("no answer within %s", p.req.Timeout)
-		if err := a.decide(ctx, id, events.ActionRejected, "timeout", detail); err != nil && !errors.Is(err, ErrNoPending) {
-			a.log.Warn("rejecting a timed-out approval", "plan", id, "err", err)
-		}
+	}
+}
+
+// expire rejects request id, pending as p, as timed out.
+func (a *Approvals) expire(ctx context.Context, id string, p *pending) {
+	detail := fmt.Sprintf("no answer within %s", p.req.Timeout)
+	if err := a.decide(ctx, id, events.ActionRejected, "timeout", detail); err != nil && !errors.Is(err, ErrNoPending) {
+		a.log.Warn("rejecting a timed-out approval", "plan", id, "err", err)
 	}
 }
 

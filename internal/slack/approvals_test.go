@@ -252,3 +252,32 @@ func TestDecisionTheArbiterCannotApplyChangesNothing(t *testing.T) {
 		t.Error("a request this process cannot settle is still pending here")
 	}
 }
+
+// TestClickAfterTheDeadlineIsATimeout: an Approve clicked after the request's deadline, before
+// the sweep came by, does not approve: the request is rejected as timed out and the approver is
+// told (found by the soak, whose sweep runs on the wall clock beside a fast market).
+func TestClickAfterTheDeadlineIsATimeout(t *testing.T) {
+	r := newRig(t)
+	ask(t, r, "plan-1", "U0APPROVER")
+	r.clock.Add(31 * time.Minute)
+	if code := r.click("U0APPROVER", ActionApprove, "plan-1"); code != http.StatusOK {
+		t.Fatalf("click: HTTP %d", code)
+	}
+	if got := r.decided(); len(got) != 1 || got[0].Status != events.ActionRejected || got[0].Actor != "timeout" {
+		t.Errorf("decisions = %+v, want one rejection by timeout", got)
+	}
+	want := []string{"plan-1:awaiting_approval:bursar", "plan-1:rejected:timeout"}
+	if got := statuses(r.updates()); !reflect.DeepEqual(got, want) {
+		t.Errorf("action.updated = %v, want %v", got, want)
+	}
+	told := false
+	for _, m := range r.slack.Messages() {
+		told = told || m.Method == "chat.postEphemeral" && m.User == "U0APPROVER" && strings.Contains(m.Text, "timed out")
+	}
+	if !told {
+		t.Errorf("the approver was not told the request had timed out (%d messages)", len(r.slack.Messages()))
+	}
+	if len(r.approvals.Pending()) != 0 {
+		t.Errorf("still pending: %v", r.approvals.Pending())
+	}
+}
