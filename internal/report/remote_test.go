@@ -70,6 +70,8 @@ func requests(t *testing.T) []Request {
 			r.Policies = []budget.Policy{pol}
 		case "reclaims":
 			r.By = nil
+		case "jobs":
+			r.By, r.Jobs, r.Teams = nil, []string{"ft-a", "ft-b"}, []string{"research"}
 		}
 		out = append(out, r)
 	}

@@ -43,6 +43,9 @@ type Request struct {
 	Policies []budget.Policy `json:"policies,omitempty"`
 	// Basis is --basis of cost, tokens and savings: estimated (empty) or billed.
 	Basis string `json:"basis,omitempty"`
+	// Jobs and Teams are jobs' --job and --team: the jobs to keep (all when empty).
+	Jobs  []string `json:"jobs,omitempty"`
+	Teams []string `json:"teams,omitempty"`
 }
 
 // Reports are the reports a Request can name: Named (those a schedule runs) plus budget, focus
@@ -121,7 +124,23 @@ func (r Request) Validate() error {
 	if err := checkDims(r.By, r.Filter); err != nil {
 		return err
 	}
+	if err := checkNames(map[string][]string{"jobs": r.Jobs, "teams": r.Teams}); err != nil {
+		return err
+	}
 	return r.checkNumbers()
+}
+
+// checkNames checks lists of names by parameter: no empty name, and not too many.
+func checkNames(lists map[string][]string) error {
+	for param, names := range lists {
+		if len(names) > maxFilterValues {
+			return fmt.Errorf("%s: %d values, at most %d", param, len(names), maxFilterValues)
+		}
+		if slices.Contains(names, "") {
+			return fmt.Errorf("%s: an empty name; give each name once, e.g. --job finetune-7b", param)
+		}
+	}
+	return nil
 }
 
 // checkDims checks group-by and filter dimensions and the filter's values.
@@ -195,6 +214,8 @@ func Run(ctx context.Context, q Querier, r Request) (*Result, error) {
 		return FOCUS(ctx, q, o)
 	case "reconcile":
 		return Reconcile(ctx, q, o)
+	case "jobs":
+		return Jobs(ctx, q, JobOptions{Options: o, Jobs: r.Jobs, Teams: r.Teams})
 	}
 	return RunNamed(ctx, q, r.Report, o)
 }

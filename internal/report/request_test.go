@@ -35,6 +35,9 @@ func TestDecodeRequestRefusesMalformed(t *testing.T) {
 		{"discount over 1", `{"report":"commitments",` + okWindow + `,"discount":2}`, "discount 2: want 0 to 1"},
 		{"negative gap", `{"report":"idle",` + okWindow + `,"max_gap":-5}`, "max_gap"},
 		{"invalid policy", `{"report":"budget","now":"2026-11-30T12:30:00Z","policies":[{"name":"Bad Name"}]}`, "budget policy"},
+		{"empty job name", `{"report":"jobs",` + okWindow + `,"jobs":["ft-a",""]}`, "jobs: an empty name"},
+		{"too many teams", `{"report":"jobs",` + okWindow + `,"teams":[` + strings.Repeat(`"a",`, maxFilterValues) + `"a"]}`, "teams: 1001 values, at most 1000"},
+		{"jobs not a list", `{"report":"jobs",` + okWindow + `,"jobs":"ft-a"}`, "decoding the request"},
 		{"too big", `{"report":"` + strings.Repeat("x", maxRequestBytes) + `"}`, "at most"},
 	}
 	for _, tt := range tests {
@@ -71,7 +74,8 @@ func TestDecodeRequestAcceptsWhatClientsSend(t *testing.T) {
 // request is valid and survives being sent again.
 func FuzzDecodeRequest(f *testing.F) {
 	for _, s := range []string{`{"info":true}`, `{"sql":"SELECT 1"}`, `{"report":"cost",` + okWindow + `,"by":["workload"],"filter":{"provider":["aws"]}}`,
-		`{"report":"idle",` + okWindow + `,"threshold":10,"max_gap":60000000000}`, `{"report":"budget","now":"2026-11-30T12:30:00Z"}`, `null`, `{"Sql":1}`} {
+		`{"report":"idle",` + okWindow + `,"threshold":10,"max_gap":60000000000}`, `{"report":"budget","now":"2026-11-30T12:30:00Z"}`,
+		`{"report":"jobs",` + okWindow + `,"jobs":["ft-a"],"teams":["research",""]}`, `null`, `{"Sql":1}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

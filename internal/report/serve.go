@@ -149,7 +149,7 @@ func (s *Scheduler) Start(ctx context.Context, now func() time.Time) error {
 }
 
 // Named are the reports a schedule can run.
-var Named = []string{"cost", "tokens", "savings", "idle", "reclaims", "availability", "commitments"}
+var Named = []string{"cost", "tokens", "savings", "idle", "reclaims", "availability", "commitments", "jobs"}
 
 // RunNamed runs one of Named with default settings.
 func RunNamed(ctx context.Context, q Querier, name string, o Options) (*Result, error) {
@@ -168,6 +168,8 @@ func RunNamed(ctx context.Context, q Querier, name string, o Options) (*Result, 
 		return Availability(ctx, q, AvailabilityOptions{Options: o})
 	case "commitments":
 		return Commitments(ctx, q, CommitOptions{Options: o})
+	case "jobs":
+		return Jobs(ctx, q, JobOptions{Options: o})
 	}
 	return nil, fmt.Errorf("no report named %q: want one of %s", name, strings.Join(Named, ", "))
 }
