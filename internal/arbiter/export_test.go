@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
 )
 
 // Pass runs one planning pass now.
@@ -90,4 +91,22 @@ func (s *Service) Placed() int {
 		}
 	}
 	return n
+}
+
+// JobState is the job's state in this arbiter's table, "" when it knows no such job.
+func (s *Service) JobState(name string) events.JobStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[name]; j != nil {
+		return j.Run.State
+	}
+	return ""
+}
+
+// JobCancelled says whether this arbiter knows the job as cancelled.
+func (s *Service) JobCancelled(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[name]
+	return j != nil && j.Spec.Cancelled
 }

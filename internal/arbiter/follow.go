@@ -30,6 +30,7 @@ func (s *Service) follow(ctx context.Context) error {
 		{bus.Telemetry, "bursar.tokens.>", s.o.TelemetryLookback},
 		{bus.Telemetry, "bursar.gpu.>", s.o.TelemetryLookback},
 		{bus.Fleet, "bursar.fleet.>", s.o.TelemetryLookback},
+		{bus.Fleet, "bursar.job.progress.>", s.o.TelemetryLookback},
 	}
 	s.behind.Store(int32(len(specs)))
 	for _, sp := range specs {
@@ -116,5 +117,7 @@ func (s *Service) foldEvent(e events.Event) {
 		signal(s.changed)
 	case *events.ReplicaState:
 		s.mk.replicaState(e)
+	case *events.JobProgress:
+		s.jobProgress(e)
 	}
 }

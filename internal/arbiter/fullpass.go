@@ -111,6 +111,9 @@ func (s *Service) unchanged(in planInput) bool {
 	for i := range s.o.Config.Workloads {
 		w := s.o.Config.Workloads[i].Name
 		b := s.books[w]
+		if s.o.Config.Workloads[i].IsJob() {
+			continue // not in the serving plan
+		}
 		if b == nil {
 			if !in.moves[i].IsZero() {
 				return false

@@ -77,6 +77,7 @@ func (s *Service) quick(ctx context.Context, trigger string, start time.Time) bo
 // commit records a decision's actions, touches the changed books and hands them to the workers;
 // s.mu is held.
 func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, trigger string, start time.Time) {
+	d.Actions = append(d.Actions, s.planJobs(now)...)
 	n, holds := s.record(ctx, d, now, dirty)
 	s.touchAll(dirty)
 	s.askWhenSaved(ctx, holds)
@@ -129,6 +130,9 @@ func (s *Service) update() placement.Update {
 	u := placement.Update{Observations: s.newObs}
 	seen := make(map[string]bool, len(s.known))
 	for w, b := range s.books {
+		if s.isJob(w) {
+			continue // jobs are planned by planJobs
+		}
 		for _, r := range b.Replicas {
 			pr := placement.Replica{ID: r.ID, Workload: w, Offer: r.Offer, State: r.State, Since: r.Since, Deadline: r.Deadline}
 			seen[r.ID] = true
@@ -177,6 +181,9 @@ func (s *Service) snapshot(now time.Time, caps []placement.Budget) placement.Sna
 	}
 	for i := range cfg.Workloads {
 		w := &cfg.Workloads[i]
+		if w.IsJob() {
+			continue // jobs are planned by planJobs
+		}
 		pw := workload(w)
 		b := s.books[w.Name]
 		ready := 0

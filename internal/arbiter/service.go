@@ -146,6 +146,10 @@ type Service struct {
 	// truth is which report last observed each group; reportSeq numbers the reports.
 	truth     truth
 	reportSeq atomic.Uint64
+	// jobs are the deadline-bound jobs (bursar.yaml's and submitted ones; see jobs.go); s.mu
+	// guards them. jobsSave wakes the job loop to write what changed.
+	jobs     jobs
+	jobsSave chan struct{}
 }
 
 // New builds a service; Run starts it.
@@ -168,7 +172,8 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	s := &Service{o: o, log: o.Log.With("arbiter", o.Identity), m: newMetrics(o.Registry), mk: newMarket(o.Config),
 		pub: bus.NewPublisher(o.JS), store: store, lease: newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
 		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
-		saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth()}
+		saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(),
+		jobs: jobs{}, jobsSave: make(chan struct{}, 1)}
 	return s, nil
 }
 
@@ -180,6 +185,10 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.follow(ctx); err != nil {
 		return err
 	}
+	jl, err := s.openJobs(ctx)
+	if err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
 	s.work = make([]*queue, s.o.Workers)
 	for i := range s.work {
@@ -189,7 +198,8 @@ func (s *Service) Run(ctx context.Context) error {
 	wg.Go(func() { s.reportLoop(ctx) })
 	wg.Go(func() { s.planLoop(ctx) })
 	wg.Go(func() { s.saveLoop(ctx) })
-	err := s.loop(ctx)
+	wg.Go(func() { s.jobLoop(ctx, jl) })
+	err = s.loop(ctx)
 	cancel()
 	wg.Wait()
 	s.stepDown()

@@ -18,6 +18,7 @@ import (
 func (s *Service) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
 	s.applyNotices(now, dirty)
+	s.checkpoints(now, dirty)
 	s.retire(now, dirty)
 	s.reconcile(now, dirty)
 	s.promote(dirty)

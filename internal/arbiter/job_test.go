@@ -1,0 +1,213 @@
+package arbiter_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// jobYAML is one job of an hour's work due in three, allowed spot and on-demand in two zones.
+const jobYAML = `locations:
+  - {name: a, provider: aws, region: us-east-1, zones: [us-east-1a], actuator: {kind: sim, launch_delay: 30s}}
+  - {name: b, provider: aws, region: us-east-1, zones: [us-east-1b], actuator: {kind: sim, launch_delay: 30s}}
+workloads:
+  - name: tune
+    kind: job
+    gpu: {models: [H100-80GB], count: 1}
+    markets: [spot, on_demand]
+    cold_start: 30s
+    job: {work: 1h, deadline_in: 3h, overhead: 3m}
+`
+
+// jobStep is the decision interval of the job tests: each step advances the clock by it, lets the
+// actuator report, and plans.
+const jobStep = time.Minute
+
+func (h *harness) startJobs() *running {
+	return h.start("a1", func(o *arbiter.Options) { o.Interval = jobStep })
+}
+
+// step advances one interval and settles.
+func (h *harness) step(ctx context.Context, r *running) {
+	h.t.Helper()
+	h.clock.Advance(jobStep)
+	h.settle(ctx, r)
+}
+
+// lastJobState is the last job.state the FLEET stream holds for job.
+func lastJobState(t *testing.T, js jetstream.JetStream, job string) *events.JobState {
+	t.Helper()
+	st, err := js.Stream(context.Background(), bus.Fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(context.Background(), "bursar.job.state."+job)
+	if err != nil {
+		t.Fatalf("no job.state for %s: %v", job, err)
+	}
+	e, err := events.Decode(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.(*events.JobState)
+}
+
+// TestJobIsPreemptedCheckpointedMovedAndFinishesOnTime is the live path of a job (there was none:
+// the arbiter placed serving replicas only): it starts on the cheapest spot, a reclaim notice
+// reaches its instance, the sim is asked to checkpoint it before anything else, the job moves to
+// the other zone's spot, and it finishes before its deadline, as its last job.state says.
+func TestJobIsPreemptedCheckpointedMovedAndFinishesOnTime(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, jobYAML)
+	aSpot := h.price("us-east-1a", events.Spot, 1.0)
+	h.price("us-east-1b", events.Spot, 1.2)
+	h.price("us-east-1a", events.OnDemand, 3.0)
+	h.price("us-east-1b", events.OnDemand, 3.0)
+	r := h.startJobs()
+	eventually(t, "leading", r.Leading)
+	eventually(t, "the prices are known", func() bool { return r.KnowsPrice(aSpot, 1.0) })
+	for range 30 {
+		h.step(ctx, r)
+	}
+	first := runningGroups(h)
+	if want := (actuate.Group{Workload: "tune", Location: "a", Market: events.Spot}); !slices.Equal(first, []actuate.Group{want}) {
+		t.Fatalf("the job runs on %v, want %v (the cheapest spot)", first, want)
+	}
+
+	h.price("us-east-1a", events.Spot, 2.0) // spot in a gets dear as its capacity goes
+	eventually(t, "the new price is known", func() bool { return r.KnowsPrice(aSpot, 2.0) })
+	notice, ok := h.sim.Reclaim("a", 2*time.Minute)
+	if !ok {
+		t.Fatal("no spot instance to reclaim in a")
+	}
+	h.sim.SetCapacity("a", 0) // and a relaunch there would find none
+	if err := h.pub.Publish(ctx, notice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the sim is asked to checkpoint the job", func() bool { return len(h.sim.Checkpoints()) == 1 })
+	cp := h.sim.Checkpoints()[0]
+	if cp.Target.Group != first[0] || !cp.At.Equal(notice.NoticeAt) {
+		t.Errorf("checkpoint = %+v, want one for %v at the notice (%v)", cp, first[0], notice.NoticeAt)
+	}
+
+	deadline := t0.Add(3 * time.Hour)
+	for h.clock.Now().Before(deadline.Add(time.Hour)) && lastJobState(t, h.env.JS, "tune").State != events.JobFinished {
+		h.step(ctx, r)
+	}
+	moved := slices.ContainsFunc(h.sim.Lives(), func(l sim.Life) bool {
+		return l.Group.Workload == "tune" && l.Group != first[0] && !l.Launched.Before(cp.At) && !l.Ready.IsZero()
+	})
+	if !moved {
+		t.Errorf("the job never ran elsewhere after the checkpoint; lives: %+v", h.sim.Lives())
+	}
+	e := lastJobState(t, h.env.JS, "tune")
+	if e.State != events.JobFinished || e.FinishedAt == nil || e.FinishedAt.After(deadline) {
+		t.Fatalf("last job.state = %+v, want finished by %v", e, deadline)
+	}
+	if e.Preemptions != 1 || e.WorkDoneS != time.Hour.Seconds() || e.USDSpent <= 0 {
+		t.Errorf("last job.state = %+v, want 1 preemption, 3600 s done and some cost", e)
+	}
+	if g := runningGroups(h); len(g) != 0 {
+		t.Errorf("a finished job still runs on %v", g)
+	}
+}
+
+// runningGroups are the job's groups the sim holds instances for.
+func runningGroups(h *harness) []actuate.Group {
+	var out []actuate.Group
+	obs, _ := h.sim.Observe(context.Background())
+	for _, o := range obs {
+		if o.Workload == "tune" && o.Desired > 0 {
+			out = append(out, o.Group)
+		}
+	}
+	return out
+}
+
+// submitYAML is a fleet of one serving workload: jobs come over the bus.
+const submitYAML = `locations:
+  - {name: a, provider: aws, region: us-east-1, zones: [us-east-1a], actuator: {kind: sim, launch_delay: 30s}}
+workloads:
+  - name: svc
+    gpu: {models: [H100-80GB], count: 1}
+    replicas: {min: 0, max: 0}
+`
+
+// TestJobSubmittedOverTheBusRunsAndCancelStopsIt: "arbiter job submit" asks the arbiter on the
+// bus as the CLI's role; the job is stored with its submitter and time, runs, and a cancel stops
+// its instance; a restarted arbiter finds it cancelled with its submission time unchanged.
+func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, submitYAML)
+	h.price("us-east-1a", events.Spot, 1.0)
+	r := h.startJobs()
+	eventually(t, "leading", r.Leading)
+	nc, js := h.env.ConnectAs(t, bus.RoleBudget)
+	c, err := arbiter.NewJobClient(nc, bus.RoleBudget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := fleet.ParseJob([]byte("name: tune\ngpu: {models: [H100-80GB], count: 1}\njob: {work: 2h, deadline_in: 6h}\n"), "job.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := c.Submit(ctx, *w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.By != bus.RoleBudget || !spec.SubmittedAt.Equal(t0) {
+		t.Errorf("stored %+v, want submitted by %s at %v", spec, bus.RoleBudget, t0)
+	}
+	if _, err := c.Submit(ctx, *w); err == nil || !strings.Contains(err.Error(), "already submitted") {
+		t.Errorf("a second submission: err = %v, want it refused", err)
+	}
+	svc := *w
+	svc.Name = "svc"
+	if _, err := c.Submit(ctx, svc); err == nil || !strings.Contains(err.Error(), "has that name") {
+		t.Errorf("a job named as a workload: err = %v, want it refused", err)
+	}
+	eventually(t, "the arbiter knows the job", func() bool { return r.JobState("tune") != "" })
+	for range 3 {
+		h.step(ctx, r)
+	}
+	if g := runningGroups(h); len(g) != 1 {
+		t.Fatalf("the submitted job runs on %v, want one group", g)
+	}
+	if err := c.Cancel(ctx, "tune"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctx, "nope"); err == nil || !strings.Contains(err.Error(), `no job "nope"`) {
+		t.Errorf("cancelling an unknown job: err = %v", err)
+	}
+	eventually(t, "the arbiter sees the cancel", func() bool { return r.JobCancelled("tune") })
+	h.step(ctx, r)
+	if g := runningGroups(h); len(g) != 0 {
+		t.Errorf("a cancelled job still runs on %v", g)
+	}
+	if e := lastJobState(t, h.env.JS, "tune"); e.State != events.JobCancelled {
+		t.Errorf("last job.state = %s, want cancelled", e.State)
+	}
+	eventually(t, "the state is saved", func() bool {
+		jobs, err := arbiter.LoadJobs(ctx, js)
+		return err == nil && len(jobs) == 1 && jobs[0].Run.State == events.JobCancelled
+	})
+	r.stop(t)
+	h.clock.Advance(time.Hour)
+	r2 := h.start("a2", func(o *arbiter.Options) { o.Interval = jobStep })
+	eventually(t, "the new arbiter leads", r2.Leading)
+	jobs, err := arbiter.LoadJobs(ctx, js)
+	if err != nil || len(jobs) != 1 || !jobs[0].Spec.SubmittedAt.Equal(t0) || r2.JobState("tune") != events.JobCancelled {
+		t.Errorf("after a restart: %+v, %v (state %q), want tune cancelled, submitted at %v", jobs, err, r2.JobState("tune"), t0)
+	}
+}

@@ -1,0 +1,153 @@
+package arbiter
+
+import (
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+// account brings the job's run up to now from the books: what its instances cost since the last
+// account, the work its ready instance did (from the time it was first seen ready, less the
+// checkpoint load), a reclaim (counted once; the work up to the notice is kept, as the instance
+// checkpoints), and the progress the job reported itself when that is newer than the estimate.
+// s.mu is held.
+func (s *Service) account(j *job, b *Book, now time.Time) {
+	r := &j.Run
+	if b != nil {
+		for _, rep := range b.Replicas {
+			if rep.State != abandoned {
+				r.USDSpent += rep.PricePerHour * max(now.Sub(later(r.ChargedAt, rep.Since)), 0).Hours()
+			}
+		}
+	}
+	r.ChargedAt = now
+	if rp := j.reported; rp != nil && rp.At.After(r.CreditedAt) && !rp.At.After(now) {
+		r.Done, r.CreditedAt = min(time.Duration(rp.WorkDoneS*float64(time.Second)), j.Spec.Workload.Job.Work), rp.At
+	}
+	s.credit(j, b, now)
+	if r.Done >= j.Spec.Workload.Job.Work && r.State != events.JobFinished {
+		r.State = events.JobFinished
+	}
+}
+
+// credit counts the work of the instance the job runs on, and ends its count when the
+// instance is reclaimed or gone.
+func (s *Service) credit(j *job, b *Book, now time.Time) {
+	r, spec := &j.Run, j.Spec.Workload.Job
+	var cur *Rep
+	if b != nil {
+		for i := range b.Replicas {
+			if b.Replicas[i].ID == r.Replica {
+				cur = &b.Replicas[i]
+			}
+		}
+	}
+	if cur == nil || cur.State == placement.StateReclaimed || cur.State == placement.StateDraining {
+		if cur != nil && cur.State == placement.StateReclaimed {
+			r.Preemptions++
+		}
+		if cur != nil {
+			creditWork(j, now) // it ran until the notice (or the drain): the checkpoint keeps it
+		}
+		r.Replica, r.ReadyAt = "", time.Time{}
+		cur = liveReplica(b)
+		if cur == nil {
+			return
+		}
+		r.Replica = cur.ID
+	}
+	r.Location, r.Market, r.Price = cur.Location, cur.Market, cur.PricePerHour
+	if cur.State == placement.StateReady && r.ReadyAt.IsZero() {
+		r.ReadyAt = now
+		r.Lost += now.Sub(cur.Since) + spec.Overhead
+	}
+	creditWork(j, now)
+}
+
+// creditWork credits the counted instance's productive time up to now: from its ready time plus the
+// checkpoint load, never past the job's work. It records when the work was done.
+func creditWork(j *job, now time.Time) {
+	r, spec := &j.Run, j.Spec.Workload.Job
+	if r.ReadyAt.IsZero() {
+		return
+	}
+	from := later(r.CreditedAt, r.ReadyAt.Add(spec.Overhead))
+	if !now.After(from) {
+		return
+	}
+	got := min(now.Sub(from), spec.Work-r.Done)
+	r.Done += got
+	r.CreditedAt = now
+	if r.Done >= spec.Work && r.FinishedAt.IsZero() {
+		r.FinishedAt = from.Add(got)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// tell publishes the job's state when it changed (state, place, preemptions), and its estimated
+// progress while it runs; s.mu is held, and publishing does not wait.
+func (s *Service) tell(j *job, b *Book, now time.Time) {
+	r := &j.Run
+	switch {
+	case r.ended():
+	case liveReplica(b) != nil:
+		r.State = events.JobRunning
+	case reclaimedReplica(b) != nil:
+		r.State = events.JobCheckpointing
+	case r.State != events.JobSubmitted || r.Done > 0:
+		r.State = events.JobWaiting
+	}
+	if r.State == events.JobWaiting || r.ended() {
+		r.Location, r.Market, r.Price = "", "", 0
+	}
+	e := s.jobState(j, now)
+	if e.State != j.told.State || e.Location != j.told.Location || e.Market != j.told.Market ||
+		e.Preemptions != j.told.Preemptions || e.WorkDoneS != j.told.WorkDoneS && r.ended() {
+		if _, err := s.pub.PublishAsync(e); err != nil {
+			s.log.Warn("could not publish job.state", "job", e.Job, "err", err)
+		}
+		j.told = *e
+	}
+	if r.Location != "" && r.CreditedAt.Equal(now) {
+		p := &events.JobProgress{Meta: events.Meta{At: now}, Job: e.Job, WorkDoneS: r.Done.Seconds(),
+			Location: r.Location, Market: r.Market, Estimated: true}
+		if _, err := s.pub.PublishAsync(p); err != nil {
+			s.log.Warn("could not publish job.progress", "job", e.Job, "err", err)
+		}
+	}
+	signal(s.jobsSave)
+}
+
+// jobState is the job.state event of the job as it stands.
+func (s *Service) jobState(j *job, now time.Time) *events.JobState {
+	r, w := j.Run, j.Spec.Workload
+	e := &events.JobState{Meta: events.Meta{At: now}, Job: w.Name, Team: w.Team, State: r.State,
+		WorkS: w.Job.Work.Seconds(), WorkDoneS: r.Done.Seconds(), Deadline: j.Spec.Deadline(),
+		OverheadS: w.Job.Overhead.Seconds(), Location: r.Location, Market: r.Market, GPUs: w.GPU.Count,
+		USDPerHour: r.Price, USDSpent: r.USDSpent, Preemptions: r.Preemptions, LostS: r.Lost.Seconds(), Reason: r.Reason}
+	if !r.FinishedAt.IsZero() {
+		at := r.FinishedAt
+		e.FinishedAt = &at
+	}
+	return e
+}
+
+// jobProgress takes a job.progress the job published itself; the arbiter's own estimates come
+// back on the same subject and are skipped.
+func (s *Service) jobProgress(e *events.JobProgress) {
+	if e.Estimated {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[e.Job]; j != nil && (j.reported == nil || e.At.After(j.reported.At)) {
+		j.reported = e
+	}
+}

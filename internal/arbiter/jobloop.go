@@ -1,0 +1,150 @@
+package arbiter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+)
+
+// jobIO is the job loop's hold on the bus: the jobs bucket and a watch of it.
+type jobIO struct {
+	kv    jobKV
+	watch jetstream.KeyWatcher
+	admin *nats.Subscription
+}
+
+// openJobs reads every job of the jobs bucket into the table, records bursar.yaml's jobs as
+// submitted now where the bucket has none yet (so their deadline_in counts from the arbiter's
+// first start, not from each restart), and begins answering "arbiter job submit|cancel". It
+// returns once the table holds every job, so no plan is made without them.
+func (s *Service) openJobs(ctx context.Context) (*jobIO, error) {
+	kv, err := s.o.JS.KeyValue(ctx, bus.BucketJobs)
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s (run bus.Ensure first): %w", bus.BucketJobs, err)
+	}
+	io := &jobIO{kv: jobKV{kv}}
+	for _, j := range configJobs(s.o.Config, s.o.Clock.Now()) {
+		if _, err := io.kv.create(ctx, j); err != nil {
+			return nil, err
+		}
+	}
+	io.watch, err = kv.WatchAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("watching KV bucket %s: %w", bus.BucketJobs, err)
+	}
+	for e := range io.watch.Updates() {
+		if e == nil {
+			break // every current value was delivered
+		}
+		s.foldJob(e)
+	}
+	io.admin, err = s.serveJobAdmin(ctx, io.kv)
+	if err != nil {
+		_ = io.watch.Stop()
+		return nil, err
+	}
+	return io, nil
+}
+
+// jobLoop follows the bucket (new submissions, cancels, a leader's state for a standby) and
+// writes the runs the leader changed, until ctx ends.
+func (s *Service) jobLoop(ctx context.Context, io *jobIO) {
+	defer func() { _ = io.watch.Stop(); _ = io.admin.Unsubscribe() }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-io.watch.Updates():
+			if !ok {
+				return
+			}
+			if e != nil && s.foldJob(e) {
+				signal(s.changed)
+			}
+		case <-s.jobsSave:
+			s.saveJobs(ctx, io.kv)
+		case <-tick.C:
+			s.saveJobs(ctx, io.kv)
+		}
+	}
+}
+
+// foldJob takes one bucket entry into the table: a submission (new, or cancelled), or a run
+// the leader wrote, which only a follower takes (the leader's memory is the newer). It reports
+// whether a plan may change.
+func (s *Service) foldJob(e jetstream.KeyValueEntry) bool {
+	if e.Operation() != jetstream.KeyValuePut {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case strings.HasPrefix(e.Key(), bus.JobSpecPrefix):
+		var spec JobSpec
+		if err := json.Unmarshal(e.Value(), &spec); err != nil || spec.Workload.Job == nil {
+			s.log.Warn("skipping a job the bucket holds that does not decode", "key", e.Key(), "err", err)
+			return false
+		}
+		j := s.jobs[spec.Workload.Name]
+		if j == nil {
+			j = &job{}
+			j.Run.State = "submitted"
+			s.jobs[spec.Workload.Name] = j
+		}
+		j.Spec = spec
+		return true
+	case strings.HasPrefix(e.Key(), bus.JobStatePrefix) && !s.leading:
+		var run JobRun
+		if err := json.Unmarshal(e.Value(), &run); err != nil {
+			return false
+		}
+		name := strings.TrimPrefix(e.Key(), bus.JobStatePrefix)
+		for n, j := range s.jobs {
+			if stateKey(n) == e.Key() || n == name {
+				j.Run, j.saved = run, run
+			}
+		}
+	}
+	return false
+}
+
+// saveJobs writes the runs changed since they were last written, outside the books' lock.
+func (s *Service) saveJobs(ctx context.Context, kv jobKV) {
+	type change struct {
+		name string
+		run  JobRun
+	}
+	var todo []change
+	s.mu.Lock()
+	if s.leading {
+		for name, j := range s.jobs {
+			if j.Run != j.saved {
+				todo = append(todo, change{name, j.Run})
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range todo {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := kv.saveRun(cctx, c.name, c.run)
+		cancel()
+		if err != nil {
+			s.log.Warn("could not save a job's state; will retry", "job", c.name, "err", err)
+			continue
+		}
+		s.mu.Lock()
+		if j := s.jobs[c.name]; j != nil {
+			j.saved = c.run
+		}
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,216 @@
+package arbiter
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// JobSpec is a job's submission as the jobs bucket holds it (key job.<name>): what to run, who
+// submitted it and when (the deadline of a deadline_in job counts from then), and whether it was
+// cancelled.
+type JobSpec struct {
+	Workload    fleet.Workload `json:"workload"`
+	SubmittedAt time.Time      `json:"submitted_at"`
+	By          string         `json:"by"`
+	Cancelled   bool           `json:"cancelled,omitempty"`
+}
+
+// Deadline is when the job must be done.
+func (j JobSpec) Deadline() time.Time { return j.Workload.Job.Deadline(j.SubmittedAt) }
+
+// JobRun is the leader's running account of a job (key state.<name>): its state, the work done
+// (checkpointed), what it cost and lost, and the instance whose progress is being counted.
+type JobRun struct {
+	State       events.JobStatus `json:"state"`
+	Done        time.Duration    `json:"done"`
+	CreditedAt  time.Time        `json:"credited_at,omitzero"` // Done counts work up to here
+	ChargedAt   time.Time        `json:"charged_at,omitzero"`  // USDSpent counts up to here
+	USDSpent    float64          `json:"usd_spent"`
+	Preemptions int              `json:"preemptions"`
+	Lost        time.Duration    `json:"lost"` // launches and checkpoint loads: billed, unproductive
+	// Replica is the instance whose work is counted; ReadyAt when it was first seen ready.
+	Replica    string        `json:"replica,omitempty"`
+	ReadyAt    time.Time     `json:"ready_at,omitzero"`
+	Location   string        `json:"location,omitempty"`
+	Market     events.Market `json:"market,omitempty"`
+	Price      float64       `json:"usd_per_hour,omitempty"`
+	FinishedAt time.Time     `json:"finished_at,omitzero"`
+	Reason     string        `json:"reason,omitempty"`
+}
+
+// ended says the job needs nothing more.
+func (r JobRun) ended() bool {
+	return r.State == events.JobFinished || r.State == events.JobCancelled || r.State == events.JobFailed
+}
+
+// JobRecord is one job: its submission and its run.
+type JobRecord struct {
+	Spec JobSpec `json:"spec"`
+	Run  JobRun  `json:"run"`
+}
+
+// job is a job in the arbiter's memory; s.mu guards it. reported is the latest job.progress the
+// job published itself; saved the run as last written to the bucket.
+type job struct {
+	JobRecord
+	reported *events.JobProgress
+	saved    JobRun
+	told     events.JobState // the last job.state published
+}
+
+// jobs is the arbiter's table of jobs, by name; s.mu guards it.
+type jobs map[string]*job
+
+// isJob says whether the workload is a job (of bursar.yaml or submitted); s.mu is held.
+func (s *Service) isJob(workload string) bool {
+	_, ok := s.jobs[workload]
+	return ok
+}
+
+// activeJobs are the jobs still to run, and those ended that still hold an instance (a stop that
+// failed is tried again), by priority (higher first) then name; s.mu is held.
+func (s *Service) activeJobs() []*job {
+	var out []*job
+	for name, j := range s.jobs {
+		if !j.Run.ended() || liveReplica(s.books[name]) != nil {
+			out = append(out, j)
+		}
+	}
+	slices.SortFunc(out, func(a, b *job) int {
+		return cmp.Or(cmp.Compare(b.Spec.Workload.Job.Priority, a.Spec.Workload.Job.Priority),
+			cmp.Compare(a.Spec.Workload.Name, b.Spec.Workload.Name))
+	})
+	return out
+}
+
+// configJobs are the jobs of bursar.yaml, with the time they count as submitted: now, unless the
+// bucket already holds their submission.
+func configJobs(cfg *fleet.Config, now time.Time) []JobSpec {
+	var out []JobSpec
+	for _, w := range cfg.Workloads {
+		if w.IsJob() {
+			out = append(out, JobSpec{Workload: w, SubmittedAt: now, By: "bursar.yaml"})
+		}
+	}
+	return out
+}
+
+// jobKV reads and writes the jobs bucket.
+type jobKV struct{ kv jetstream.KeyValue }
+
+func specKey(name string) string  { return bus.JobSpecPrefix + events.Token(name) }
+func stateKey(name string) string { return bus.JobStatePrefix + events.Token(name) }
+
+// create stores a new submission; it reports false when the job is already submitted.
+func (k jobKV) create(ctx context.Context, j JobSpec) (bool, error) {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return false, fmt.Errorf("encoding job %s: %w", j.Workload.Name, err)
+	}
+	_, err = k.kv.Create(ctx, specKey(j.Workload.Name), data)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("storing job %s: %w", j.Workload.Name, err)
+	}
+	return true, nil
+}
+
+// cancel marks a submission cancelled.
+func (k jobKV) cancel(ctx context.Context, name string) error {
+	e, err := k.kv.Get(ctx, specKey(name))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("no job %q is submitted (arbiter job status lists them): %w", name, errNoJob)
+	}
+	if err != nil {
+		return fmt.Errorf("reading job %s: %w", name, err)
+	}
+	var j JobSpec
+	if err := json.Unmarshal(e.Value(), &j); err != nil {
+		return fmt.Errorf("decoding job %s: %w", name, err)
+	}
+	j.Cancelled = true
+	data, _ := json.Marshal(j) //nolint:errchkjson // it decoded, so it encodes
+	if _, err := k.kv.Update(ctx, specKey(name), data, e.Revision()); err != nil {
+		return fmt.Errorf("cancelling job %s: %w", name, err)
+	}
+	return nil
+}
+
+var errNoJob = errors.New("no such job")
+
+func (k jobKV) saveRun(ctx context.Context, name string, r JobRun) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding the state of job %s: %w", name, err)
+	}
+	if _, err := k.kv.Put(ctx, stateKey(name), data); err != nil {
+		return fmt.Errorf("saving the state of job %s: %w", name, err)
+	}
+	return nil
+}
+
+// LoadJobs reads every job and its state from the jobs bucket, for "arbiter job status".
+func LoadJobs(ctx context.Context, js jetstream.JetStream) ([]JobRecord, error) {
+	kv, err := js.KeyValue(ctx, bus.BucketJobs)
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s (is \"arbiter run\" up?): %w", bus.BucketJobs, err)
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("reading jobs: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	by := map[string]*JobRecord{}
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return nil, fmt.Errorf("reading jobs: %w", ctx.Err())
+		}
+		if e == nil {
+			break
+		}
+		foldJobEntry(by, e)
+	}
+	out := make([]JobRecord, 0, len(by))
+	for _, k := range sortedKeys(by) {
+		if by[k].Spec.Workload.Job != nil {
+			out = append(out, *by[k])
+		}
+	}
+	return out, nil
+}
+
+// foldJobEntry adds one bucket entry (a submission or a state) to by, keyed by token.
+func foldJobEntry(by map[string]*JobRecord, e jetstream.KeyValueEntry) {
+	kind, name, ok := strings.Cut(e.Key(), ".")
+	if !ok {
+		return
+	}
+	r := by[name]
+	if r == nil {
+		r = &JobRecord{}
+		by[name] = r
+	}
+	switch kind + "." {
+	case bus.JobSpecPrefix:
+		_ = json.Unmarshal(e.Value(), &r.Spec)
+	case bus.JobStatePrefix:
+		_ = json.Unmarshal(e.Value(), &r.Run)
+	}
+}
