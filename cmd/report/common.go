@@ -118,7 +118,7 @@ func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
 // defaultBy is each report's grouping when --by is not given, on the command line and in
 // "report serve".
 var defaultBy = map[string]string{"cost": "workload", "tokens": "workload,location", "savings": "workload",
-	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": "", "reconcile": ""}
+	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": "", "reconcile": "", "jobs": ""}
 
 // reportCmd builds a report command: request, when not nil, adds the report's own flags to the
 // request for the options (nil: report use with the common flags only).

@@ -25,6 +25,7 @@ func TestHelpTeachesEveryReport(t *testing.T) {
 			"zone", "unknown"}},
 		{"availability", []string{"table, json, yaml, csv or markdown", "--target", "available_pct", "downtime_min", "outages",
 			"replicas.min"}},
+		{"jobs", []string{"table, json, yaml, csv or markdown", "--job", "--team", "deadline_met", "on_demand_usd", "lost_h"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
