@@ -23,6 +23,7 @@ type jobRun struct {
 // finish runs the job to its end and returns when it ended (false when it never did).
 func (j jobRun) finish() (time.Duration, bool) {
 	cur, prev, r, done := -1, -1, time.Duration(0), time.Duration(0)
+	var h marketSeen
 	for k := 0; k < 1<<20; k++ {
 		t := time.Duration(k) * j.tick
 		preempted := cur > 0 && !j.up[cur-1](k)
@@ -39,12 +40,14 @@ func (j jobRun) finish() (time.Duration, bool) {
 			}
 		}
 		offers := j.available(k)
+		h.observe(offers, j.tick)
 		pending := r
 		if cur < 0 {
 			pending = 0
 		}
 		v := placement.JobView{Work: j.work, Done: done, Elapsed: t, Deadline: j.deadline,
-			Overhead: j.overhead, Pending: pending, Tick: j.tick, Running: cur, Preempted: preempted, Last: prev}
+			Overhead: j.overhead, Pending: pending, Tick: j.tick, Running: cur, Preempted: preempted, Last: prev,
+			Outage: h.outage, Outages: h.outages, SpotFor: h.spotFor, SpotRuns: h.runs, History: h.history}
 		req := placement.PlanJob(v, offers)
 		if j.step4 && ceilDiv(j.work-done+j.overhead, j.tick) >= int64((j.deadline-t)/j.tick) {
 			req = 0
@@ -61,6 +64,35 @@ func (j jobRun) finish() (time.Duration, bool) {
 		cur, prev = req, req
 	}
 	return 0, false
+}
+
+// marketSeen is the history a job has seen: spells with no spot anywhere and runs with some.
+type marketSeen struct {
+	outage, spotFor, history time.Duration
+	outages, runs            []time.Duration
+	down, up                 int
+}
+
+// observe adds one tick of the offers' availability.
+func (h *marketSeen) observe(offers []placement.JobOffer, tick time.Duration) {
+	h.history += tick
+	for _, o := range offers[1:] {
+		if o.Available {
+			if h.down > 0 {
+				h.outages = append(h.outages, time.Duration(h.down)*tick)
+			}
+			h.down, h.outage = 0, 0
+			h.spotFor = time.Duration(h.up) * tick
+			h.up++
+			return
+		}
+	}
+	if h.up > 0 {
+		h.runs = append(h.runs, time.Duration(h.up)*tick)
+	}
+	h.up, h.spotFor = 0, 0
+	h.outage = time.Duration(h.down) * tick
+	h.down++
 }
 
 // available is the offers as they stand in tick k.
