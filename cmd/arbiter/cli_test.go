@@ -42,6 +42,8 @@ func TestEveryDataCommandTakesOutput(t *testing.T) {
 		"arbiter config check":  "prints a verdict on a file",
 		"arbiter budget set":    "prints what it changed",
 		"arbiter budget delete": "prints what it changed",
+		"arbiter job submit":    "prints what it changed",
+		"arbiter job cancel":    "prints what it changed",
 		"arbiter version":       "one line for a person",
 	})
 }

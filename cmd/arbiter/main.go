@@ -28,7 +28,7 @@ With no --nats URL, "arbiter run" starts an embedded NATS server with JetStream 
   arbiter status -o json`
 	root.AddCommand(newRunCmd(g), newRecordCmd(g), newReplayCmd(), newSoakCmd(g))
 	root.AddCommand(newConfigCmd(), newStatusCmd(g))
-	root.AddCommand(newBudgetCmd(g))
+	root.AddCommand(newBudgetCmd(g), newJobCmd(g))
 	root.AddCommand(newDemoCmd(g))
 	cli.DocumentEnv(root)
 	return root

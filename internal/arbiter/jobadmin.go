@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/fleet"
@@ -35,15 +37,26 @@ type JobReply struct {
 	Error string   `json:"error,omitempty"`
 }
 
-// serveJobAdmin answers job requests until the subscription ends.
-func (s *Service) serveJobAdmin(ctx context.Context, kv jobKV) (*nats.Subscription, error) {
-	nc := s.o.JS.Conn()
+// ServeJobRequests answers "arbiter job submit|cancel" on js's connection, checking each job
+// against the fleet cfg and stamping it with now, until the subscription ends. Every arbiter
+// serves them (one of a queue group answers each); the leader plans what the bucket holds.
+func ServeJobRequests(ctx context.Context, js jetstream.JetStream, cfg *fleet.Config, now func() time.Time,
+	log *slog.Logger) (*nats.Subscription, error) {
+	kv, err := js.KeyValue(ctx, bus.BucketJobs)
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s (run bus.Ensure first): %w", bus.BucketJobs, err)
+	}
+	return serveJobs(ctx, js.Conn(), jobKV{kv}, cfg, now, log)
+}
+
+func serveJobs(ctx context.Context, nc *nats.Conn, kv jobKV, cfg *fleet.Config, now func() time.Time,
+	log *slog.Logger) (*nats.Subscription, error) {
 	sub, err := nc.QueueSubscribe(bus.JobAdminSubject("*", "*"), jobAdminQue, func(m *nats.Msg) {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		r := s.answerJob(rctx, kv, m.Subject, m.Data)
+		r := answerJob(rctx, kv, cfg, now(), m.Subject, m.Data)
 		if r.Error != "" {
-			s.log.Info("job request refused", "subject", m.Subject, "err", r.Error)
+			log.Info("job request refused", "subject", m.Subject, "err", r.Error)
 		}
 		data, _ := json.Marshal(r) //nolint:errchkjson // plain fields always encode
 		_ = m.Respond(data)
@@ -58,8 +71,8 @@ func (s *Service) serveJobAdmin(ctx context.Context, kv jobKV) (*nats.Subscripti
 	return sub, nil
 }
 
-// answerJob applies one request asked on subject.
-func (s *Service) answerJob(ctx context.Context, kv jobKV, subject string, data []byte) JobReply {
+// answerJob applies one request asked on subject at now.
+func answerJob(ctx context.Context, kv jobKV, cfg *fleet.Config, now time.Time, subject string, data []byte) JobReply {
 	user, op, ok := parseJobSubject(subject)
 	var req JobRequest
 	switch {
@@ -75,10 +88,10 @@ func (s *Service) answerJob(ctx context.Context, kv jobKV, subject string, data 
 	case req.Workload == nil:
 		return JobReply{Error: "a submission carries the job's workload"}
 	}
-	if err := s.o.Config.CheckJob(req.Workload); err != nil {
+	if err := cfg.CheckJob(req.Workload); err != nil {
 		return JobReply{Error: err.Error()}
 	}
-	spec := JobSpec{Workload: *req.Workload, SubmittedAt: s.o.Clock.Now(), By: user}
+	spec := JobSpec{Workload: *req.Workload, SubmittedAt: now, By: user}
 	created, err := kv.create(ctx, spec)
 	switch {
 	case err != nil:

@@ -45,7 +45,7 @@ func (s *Service) openJobs(ctx context.Context) (*jobIO, error) {
 		}
 		s.foldJob(e)
 	}
-	io.admin, err = s.serveJobAdmin(ctx, io.kv)
+	io.admin, err = serveJobs(ctx, s.o.JS.Conn(), io.kv, s.o.Config, s.o.Clock.Now, s.log)
 	if err != nil {
 		_ = io.watch.Stop()
 		return nil, err

@@ -50,7 +50,9 @@ type JobRun struct {
 	Reason     string        `json:"reason,omitempty"`
 }
 
-// ended says the job needs nothing more.
+// Ended says the job needs nothing more: finished, cancelled or failed.
+func (r JobRun) Ended() bool { return r.ended() }
+
 func (r JobRun) ended() bool {
 	return r.State == events.JobFinished || r.State == events.JobCancelled || r.State == events.JobFailed
 }

@@ -129,6 +129,19 @@ func (c *Config) CheckJob(w *Workload) error {
 	return nil
 }
 
+// CheckJobAlone checks what a job says alone, without the fleet it will run in: the arbiter
+// checks the rest (residency, GPU names against its locations) when it is submitted.
+func CheckJobAlone(w *Workload) error {
+	if err := checkJobIn(w, nil); err != nil {
+		var pe *pathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("job %q: %s: %s", w.Name, strings.TrimPrefix(strings.TrimPrefix(pe.field(), "workloads[0]"), "."), pe.msg)
+		}
+		return fmt.Errorf("job %q: %w", w.Name, err)
+	}
+	return nil
+}
+
 func checkJobIn(w *Workload, c *Config) error {
 	if w.Kind != KindJob {
 		return fail(fmt.Sprintf("want kind job, got %q", w.Kind), "workloads", 0, "kind")
