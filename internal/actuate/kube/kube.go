@@ -1,5 +1,6 @@
 // Package kube scales workloads in Kubernetes clusters, one cluster per location, through the
-// scale subresource of a Deployment or StatefulSet. Spot and on-demand replicas are separate
+// scale subresource of a Deployment or StatefulSet, and starts and stops jobs through the
+// suspend field of a batch/v1 Job (see job.go). Spot and on-demand replicas are separate
 // objects (named in bursar.yaml), so each market is scaled on its own. Observe also lists the
 // objects' pods and reads their nodes, so the arbiter learns which cloud instances each group runs
 // on and which pods got no node: its identity needs get and update on deployments/scale (or
@@ -80,10 +81,7 @@ func (a *Actuator) resolve(g actuate.Group) (target, error) {
 		return target{}, fmt.Errorf("%w: workload %s names no object for market %s (kubernetes.%s in bursar.yaml)",
 			actuate.ErrNotFound, g.Workload, g.Market, g.Market)
 	}
-	kind := w.Kubernetes.Kind
-	if kind == "" {
-		kind = "Deployment"
-	}
+	kind := w.KubeKind()
 	ns := loc.Actuator.Namespace
 	if ns == "" {
 		ns = "default"
@@ -121,6 +119,12 @@ func (a *Actuator) Scale(ctx context.Context, t actuate.Target) error {
 	if err != nil {
 		return err
 	}
+	switch {
+	case tg.isJob():
+		return a.explain(t.Group, tg, tg.scaleJob(ctx, t, a.opts.Now()))
+	case t.Kind == actuate.KindCheckpoint:
+		return nil // only a job checkpoints; a serving workload has nothing to save
+	}
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		s, err := tg.getScale(ctx)
 		if err != nil {
@@ -140,6 +144,13 @@ func (a *Actuator) Desired(ctx context.Context, g actuate.Group) (int, error) {
 	tg, err := a.resolve(g)
 	if err != nil {
 		return 0, err
+	}
+	if tg.isJob() {
+		j, err := tg.getJob(ctx)
+		if err != nil {
+			return 0, a.explain(g, tg, err)
+		}
+		return jobDesired(j), nil
 	}
 	s, err := tg.getScale(ctx)
 	if err != nil {
@@ -201,13 +212,21 @@ func (a *Actuator) observe(ctx context.Context, g actuate.Group, nodes nodeIDs) 
 	o := actuate.Observed{Group: g}
 	var desired *int32
 	var sel *metav1.LabelSelector
-	if tg.kind == "StatefulSet" {
+	switch {
+	case tg.isJob():
+		j, err := tg.client.BatchV1().Jobs(tg.namespace).Get(ctx, tg.name, metav1.GetOptions{})
+		if err != nil {
+			return o, a.explain(g, tg, err)
+		}
+		n := int32(jobDesired(j))
+		desired, o.Ready, sel = &n, jobReady(j), j.Spec.Selector
+	case tg.kind == "StatefulSet":
 		s, err := tg.client.AppsV1().StatefulSets(tg.namespace).Get(ctx, tg.name, metav1.GetOptions{})
 		if err != nil {
 			return o, a.explain(g, tg, err)
 		}
 		desired, o.Ready, sel = s.Spec.Replicas, int(s.Status.ReadyReplicas), s.Spec.Selector
-	} else {
+	default:
 		d, err := tg.client.AppsV1().Deployments(tg.namespace).Get(ctx, tg.name, metav1.GetOptions{})
 		if err != nil {
 			return o, a.explain(g, tg, err)

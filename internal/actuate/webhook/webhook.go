@@ -8,7 +8,9 @@
 //	Idempotency-Key: <action id>
 //
 // A receiver should reject old timestamps (replays) and deduplicate by the action id: an action
-// interrupted by a restart is sent again with the same id.
+// interrupted by a restart is sent again with the same id. An action of kind "checkpoint" asks a
+// job's instances in the group to save their progress now (a reclaim notice reached one); it
+// carries the group's count unchanged, and the receiver starts or stops nothing for it.
 package webhook
 
 import (

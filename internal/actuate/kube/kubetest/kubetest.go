@@ -1,6 +1,6 @@
 // Package kubetest is a Kubernetes cluster for tests of the kube actuator and of what drives it:
 // client-go's fake clientset, with the scale subresource of Deployments served the way the API
-// server serves it, and helpers that play the parts of the ReplicaSet controller, the scheduler
+// server serves it, batch/v1 Jobs (for jobs' suspend), and helpers that play the parts of the ReplicaSet controller, the scheduler
 // and the kubelet (a pod bound to a node and ready, or left Unschedulable).
 package kubetest
 
@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,6 +98,15 @@ func Deployment(namespace, name string, replicas, ready int32) *appsv1.Deploymen
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, ResourceVersion: "1"},
 		Spec:   appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
 		Status: appsv1.DeploymentStatus{ReadyReplicas: ready}}
+}
+
+// Job is a batch/v1 Job, suspended or not, whose pods carry the label app=name and of which
+// ready pods are ready. The fake clientset serves Jobs as the API server does (get, update), so
+// only the controllers' part needs playing.
+func Job(namespace, name string, suspend bool, ready int32) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, ResourceVersion: "1"},
+		Spec:   batchv1.JobSpec{Suspend: &suspend, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
+		Status: batchv1.JobStatus{Ready: &ready}}
 }
 
 // Node is a cluster node backed by the cloud instance providerID names.
