@@ -27,7 +27,9 @@ changed state in it:
   gpu_hours      GPU-hours it ran, up to the window's end
   usd            what it cost, up to the window's end
   on_demand_usd  the same work on on-demand: the work plus one overhead at the on-demand price
-                 of the job's offers; savings_usd and savings_pct are against it
+                 of the job's offers (job.state's on_demand_usd_per_hour, or for a job the fleet
+                 file names, the cheapest on-demand offer seen where it may run); savings_usd
+                 and savings_pct are against it
   preemptions    reclaims the job lived through; lost_h the time they and the (re)launch
                  overheads cost it
   basis          how usd was priced: estimated (or billed, with --basis billed) from the

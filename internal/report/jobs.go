@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,9 @@ type job struct {
 	gpuHours float64  // from its running states, used when replica.state has none
 	usd      float64
 	basis    string
+	// onDemand is the on-demand price per hour of the job's offers: its latest job.state's, or
+	// the cheapest on-demand offer the fleet file allows it; 0 when neither says.
+	onDemand float64
 }
 
 // last is the job's state at the window's end.
@@ -52,7 +56,8 @@ func (j *job) last() jobRow { return j.rows[len(j.rows)-1] }
 
 // Jobs is `report jobs`: per deadline-bound job, its state at the window's end, what it cost
 // and how many GPU-hours it ran, whether it met its deadline, what the same work would have cost
-// on on-demand (the work plus one overhead at the on-demand price of the job's offers) and the
+// on on-demand (the work plus one overhead at the on-demand price of the job's offers: its
+// job.state's, or the cheapest on-demand offer seen where the fleet file lets it run) and the
 // saving, and the preemptions and time they cost it. A job is in the report when it was
 // submitted before the window's end and was still active in the window or changed state in it.
 // Its cost and GPU-hours are priced like `report cost` (its replica.state, on --basis) over its
@@ -72,6 +77,9 @@ func Jobs(ctx context.Context, q Querier, o JobOptions) (*Result, error) {
 		return nil, err
 	}
 	if err := priceJobs(ctx, q, o.Options, jobs, end); err != nil {
+		return nil, err
+	}
+	if err := onDemandFromFleet(ctx, q, o.Options, jobs, end); err != nil {
 		return nil, err
 	}
 	return jobsResult(o.Options, jobs, end), nil
@@ -110,6 +118,7 @@ func loadJobs(ctx context.Context, q Querier, o JobOptions, end time.Time) (map[
 	}
 	for _, j := range jobs {
 		j.gpuHours = runGPUHours(j.rows, end.UnixMilli())
+		j.onDemand = onDemandPrice(j.rows)
 	}
 	return jobs, nil
 }
@@ -196,6 +205,40 @@ func deadlineMet(r jobRow, endMS int64) string {
 	return "pending"
 }
 
+// onDemandFromFleet prices, for each job whose events carried no on-demand price and that the
+// fleet file names, a replica on the cheapest on-demand offer seen where the job may run, for
+// any of its GPU models.
+func onDemandFromFleet(ctx context.Context, q Querier, o Options, jobs map[string]*job, end time.Time) error {
+	if o.Fleet == nil {
+		return nil
+	}
+	var ps []listPrice
+	loaded := false
+	for name, j := range jobs {
+		w, ok := o.Fleet.Workload(name)
+		if j.onDemand > 0 || !ok || w.GPU.Count < 1 {
+			continue
+		}
+		if !loaded {
+			var err error
+			if ps, err = onDemandPrices(ctx, q, end); err != nil {
+				return err
+			}
+			loaded = true
+		}
+		best := math.NaN()
+		for _, gpu := range w.GPU.Models {
+			if p := cheapestAllowed(o.Fleet, ps, name, gpu); !math.IsNaN(p) && (math.IsNaN(best) || p < best) {
+				best = p
+			}
+		}
+		if !math.IsNaN(best) {
+			j.onDemand = best * float64(w.GPU.Count)
+		}
+	}
+	return nil
+}
+
 // onDemandPrice is the job's latest known on-demand price per hour, or 0.
 func onDemandPrice(rows []jobRow) float64 {
 	for _, r := range slices.Backward(rows) {
@@ -214,7 +257,8 @@ var jobColumns = []string{"job", "team", "state", "deadline", "deadline_met", "f
 func jobsResult(o Options, jobs map[string]*job, end time.Time) *Result {
 	res := &Result{Title: "Jobs, " + o.Window.String(), Columns: jobColumns,
 		Notes: []string{basisNote(o) + "; arbiter = job.state's usd_spent, where no replica.state priced the job",
-			"on_demand_usd: the work plus one overhead at the on-demand price of the job's offers; " +
+			"on_demand_usd: the work plus one overhead at the on-demand price of the job's offers " +
+				"(job.state's, or the cheapest on-demand offer the fleet file allows); " +
 				"lost_h: time lost to preemptions and (re)launch overheads"}}
 	names := make([]string, 0, len(jobs))
 	for name := range jobs {
@@ -248,7 +292,7 @@ func jobResultRow(j *job, endMS int64) cli.Row {
 	if l.FinishedMS != nil {
 		r["finished_at"] = time.UnixMilli(*l.FinishedMS).UTC().Format(time.RFC3339)
 	}
-	if p := onDemandPrice(j.rows); p > 0 {
+	if p := j.onDemand; p > 0 {
 		od := (l.WorkS + l.OverheadS) / 3600 * p
 		r["on_demand_usd"], r["savings_usd"] = round(od, 2), round(od-j.usd, 2)
 		r["savings_pct"] = round((od-j.usd)/od*100, 1)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/store"
 	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
@@ -77,6 +78,13 @@ func jobHistory(t *testing.T) *store.Store {
 	a := jobState{job: "ft-a", team: "research", workH: 2, deadline: "14:00", overheadS: 180, onDemand: 10}
 	b := jobState{job: "ft-b", team: "research", workH: 4, deadline: "12:00", overheadS: 720, onDemand: 3}
 	c := jobState{job: "ft-c", team: "vision", workH: 10, deadline: "12-01 10:00", overheadS: 180}
+	seed(t, st, "price_observed", "id, at, version, provider, region, zone, instance_type, gpu_model, gpu_count, "+
+		"gpu_memory_gb, market, usd_per_hour, source",
+		[]any{"p1", at("08:00"), "1", "gcp", "us-central1", "", "a2-ultragpu-1g", "A100-80GB", 1, 80, "on_demand", 3, "gcp"},
+		[]any{"p2", at("08:00"), "1", "gcp", "us-central1", "", "a2-ultragpu-1g", "A100-80GB", 1, 80, "spot", 1, "gcp"},
+		// seen after the report's end: not a price the job had
+		[]any{"p3", at("12:45"), "1", "gcp", "us-central1", "", "a2-ultragpu-2g", "A100-80GB", 2, 80, "on_demand", 2, "gcp"},
+	)
 	seedJobs(t, st,
 		a.as("a1", "08:00", "submitted", 0), a.as("a2", "08:00", "running", 0).on("aws-use1", "spot", 2, 4),
 		a.as("a3", "09:00", "checkpointing", 1).on("aws-use1", "spot", 2, 4),
@@ -121,6 +129,7 @@ func TestJobs(t *testing.T) {
 		name        string
 		since       string
 		jobs, teams []string
+		fleet       bool // with a fleet file naming ft-c's GPUs
 		want        []string
 		wantTotal   string
 	}{
@@ -133,6 +142,10 @@ func TestJobs(t *testing.T) {
 		},
 			// 33.10 on-demand against 15.30 paid for the two priced jobs: 17.80 (53.78 %).
 			wantTotal: "TOTAL 1/2 met gpu_hours=15.9 usd=20.3 on_demand_usd=33.1 savings_usd=17.8 savings_pct=53.8 preemptions=2 lost_h=0.35"},
+		{name: "an on-demand price from the fleet file", since: "09:00", jobs: []string{"ft-c"}, fleet: true, want: []string{
+			// 4 A100s at gcp-usc1's $3 per GPU-hour: (10 h + 3 min) x $12 = $120.60, saving 115.60 (95.85 %).
+			"ft-c vision running 2026-12-01T10:00:00Z deadline_met=pending finished_at=<nil> gpu_hours=10 usd=5 on_demand_usd=120.6 savings_usd=115.6 savings_pct=95.9 preemptions=0 lost_h=0 basis=arbiter",
+		}, wantTotal: "TOTAL 0/0 met gpu_hours=10 usd=5 on_demand_usd=120.6 savings_usd=115.6 savings_pct=95.9 preemptions=0 lost_h=0"},
 		{name: "a job that finished before the window is left out", since: "11:00",
 			want: []string{"ft-b", "ft-c"}},
 		{name: "by team", since: "09:00", teams: []string{"vision"}, want: []string{"ft-c"}},
@@ -142,6 +155,11 @@ func TestJobs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := JobOptions{Options: Options{Window: Window{Since: at(tt.since), Until: at("13:00")}, Now: at("12:30")},
 				Jobs: tt.jobs, Teams: tt.teams}
+			if tt.fleet {
+				o.Fleet = testFleet()
+				o.Fleet.Workloads = append(o.Fleet.Workloads, fleet.Workload{Name: "ft-c", Kind: "job",
+					GPU: fleet.GPU{Models: []string{"H100-80GB", "A100-80GB"}, Count: 4}})
+			}
 			res, err := Jobs(ctxT(t), st, o)
 			if err != nil {
 				t.Fatal(err)
