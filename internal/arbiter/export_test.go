@@ -110,3 +110,11 @@ func (s *Service) JobCancelled(name string) bool {
 	j := s.jobs[name]
 	return j != nil && j.Spec.Cancelled
 }
+
+// JobReported says whether the job's own job.progress reached this arbiter.
+func (s *Service) JobReported(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[name]
+	return j != nil && j.reported != nil
+}

@@ -211,3 +211,32 @@ func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 		t.Errorf("after a restart: %+v, %v (state %q), want tune cancelled, submitted at %v", jobs, err, r2.JobState("tune"), t0)
 	}
 }
+
+// TestJobReportedProgressWinsOverTheEstimate: a job.progress the job publishes itself, newer
+// than the arbiter's estimate, is its work done (the arbiter estimated from ready time only):
+// reporting all the work done finishes the job at once, at the report's time.
+func TestJobReportedProgressWinsOverTheEstimate(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, jobYAML)
+	h.price("us-east-1a", events.Spot, 1.0)
+	r := h.startJobs()
+	eventually(t, "leading", r.Leading)
+	for range 10 {
+		h.step(ctx, r)
+	}
+	if e := lastJobState(t, h.env.JS, "tune"); e.State != events.JobRunning {
+		t.Fatalf("job.state = %s, want running", e.State)
+	}
+	at := h.clock.Now()
+	p := &events.JobProgress{Meta: events.Meta{At: at}, Job: "tune", WorkDoneS: time.Hour.Seconds(), CheckpointAt: &at,
+		Location: "a", Market: events.Spot}
+	if err := h.pub.Publish(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the report is folded", func() bool { return r.JobReported("tune") })
+	h.step(ctx, r)
+	e := lastJobState(t, h.env.JS, "tune")
+	if e.State != events.JobFinished || e.WorkDoneS != time.Hour.Seconds() || e.FinishedAt == nil || !e.FinishedAt.Equal(at) {
+		t.Errorf("job.state = %+v, want finished at the report (%v)", e, at)
+	}
+}

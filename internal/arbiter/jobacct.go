@@ -10,7 +10,8 @@ import (
 // account brings the job's run up to now from the books: what its instances cost since the last
 // account, the work its ready instance did (from the time it was first seen ready, less the
 // checkpoint load), a reclaim (counted once; the work up to the notice is kept, as the instance
-// checkpoints), and the progress the job reported itself when that is newer than the estimate.
+// checkpoints), and the progress the job reported itself when that is as new as the estimate or
+// newer (each report once).
 // s.mu is held.
 func (s *Service) account(j *job, b *Book, now time.Time) {
 	r := &j.Run
@@ -22,8 +23,12 @@ func (s *Service) account(j *job, b *Book, now time.Time) {
 		}
 	}
 	r.ChargedAt = now
-	if rp := j.reported; rp != nil && rp.At.After(r.CreditedAt) && !rp.At.After(now) {
+	if rp := j.reported; rp != nil && !rp.At.Before(r.CreditedAt) && !rp.At.After(now) && !rp.At.Equal(j.applied) {
+		j.applied = rp.At
 		r.Done, r.CreditedAt = min(time.Duration(rp.WorkDoneS*float64(time.Second)), j.Spec.Workload.Job.Work), rp.At
+		if r.Done >= j.Spec.Workload.Job.Work && r.FinishedAt.IsZero() {
+			r.FinishedAt = rp.At
+		}
 	}
 	s.credit(j, b, now)
 	if r.Done >= j.Spec.Workload.Job.Work && r.State != events.JobFinished {

@@ -68,6 +68,7 @@ type JobRecord struct {
 type job struct {
 	JobRecord
 	reported *events.JobProgress
+	applied  time.Time // the time of the last report taken as the work done
 	saved    JobRun
 	told     events.JobState // the last job.state published
 }
