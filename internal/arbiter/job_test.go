@@ -115,8 +115,8 @@ func TestJobIsPreemptedCheckpointedMovedAndFinishesOnTime(t *testing.T) {
 	if e.State != events.JobFinished || e.FinishedAt == nil || e.FinishedAt.After(deadline) {
 		t.Fatalf("last job.state = %+v, want finished by %v", e, deadline)
 	}
-	if e.Preemptions != 1 || e.WorkDoneS != time.Hour.Seconds() || e.USDSpent <= 0 {
-		t.Errorf("last job.state = %+v, want 1 preemption, 3600 s done and some cost", e)
+	if e.Preemptions != 1 || e.WorkDoneS != time.Hour.Seconds() || e.USDSpent <= 0 || e.OnDemandUSD != 3.0 || e.GPUs != 1 {
+		t.Errorf("last job.state = %+v, want 1 preemption, 3600 s done, some cost, on-demand at $3/h, 1 GPU", e)
 	}
 	if g := runningGroups(h); len(g) != 0 {
 		t.Errorf("a finished job still runs on %v", g)

@@ -136,7 +136,7 @@ func (s *Service) jobState(j *job, now time.Time) *events.JobState {
 	e := &events.JobState{Meta: events.Meta{At: now}, Job: w.Name, Team: w.Team, State: r.State,
 		WorkS: w.Job.Work.Seconds(), WorkDoneS: r.Done.Seconds(), Deadline: j.Spec.Deadline(),
 		OverheadS: w.Job.Overhead.Seconds(), Location: r.Location, Market: r.Market, GPUs: w.GPU.Count,
-		USDPerHour: r.Price, USDSpent: r.USDSpent, Preemptions: r.Preemptions, LostS: r.Lost.Seconds(), Reason: r.Reason}
+		USDPerHour: r.Price, OnDemandUSD: r.OnDemand, USDSpent: r.USDSpent, Preemptions: r.Preemptions, LostS: r.Lost.Seconds(), Reason: r.Reason}
 	if !r.FinishedAt.IsZero() {
 		at := r.FinishedAt
 		e.FinishedAt = &at

@@ -85,6 +85,7 @@ func (s *Service) planJob(j *job, b *Book, snap *placement.Snapshot, now time.Ti
 	}
 	w := workload(&j.Spec.Workload)
 	est := placement.Estimates(snap, &w, s.o.Policy, now)
+	j.Run.OnDemand = cheapestOnDemand(est)
 	view, offers := s.jobView(j, b, live, est, now)
 	choice := placement.PlanJob(view, offers)
 	switch {
@@ -142,6 +143,17 @@ func pending(r *Rep, j *job, overhead time.Duration, now time.Time) time.Duratio
 		return max(j.Run.ReadyAt.Add(j.Spec.Workload.Job.Overhead).Sub(now), 0)
 	}
 	return max(r.Since.Add(overhead).Sub(now), j.Spec.Workload.Job.Overhead)
+}
+
+// cheapestOnDemand is the lowest price per hour of the offers that are not spot, 0 when none.
+func cheapestOnDemand(est []placement.Estimate) float64 {
+	p := 0.0
+	for _, e := range est {
+		if e.Offer.Market != placement.MarketSpot && (p == 0 || e.Offer.PricePerHour < p) {
+			p = e.Offer.PricePerHour
+		}
+	}
+	return p
 }
 
 // liveReplica is the job's instance that runs or is starting, nil when none.

@@ -41,13 +41,16 @@ type JobRun struct {
 	Preemptions int              `json:"preemptions"`
 	Lost        time.Duration    `json:"lost"` // launches and checkpoint loads: billed, unproductive
 	// Replica is the instance whose work is counted; ReadyAt when it was first seen ready.
-	Replica    string        `json:"replica,omitempty"`
-	ReadyAt    time.Time     `json:"ready_at,omitzero"`
-	Location   string        `json:"location,omitempty"`
-	Market     events.Market `json:"market,omitempty"`
-	Price      float64       `json:"usd_per_hour,omitempty"`
-	FinishedAt time.Time     `json:"finished_at,omitzero"`
-	Reason     string        `json:"reason,omitempty"`
+	Replica  string        `json:"replica,omitempty"`
+	ReadyAt  time.Time     `json:"ready_at,omitzero"`
+	Location string        `json:"location,omitempty"`
+	Market   events.Market `json:"market,omitempty"`
+	Price    float64       `json:"usd_per_hour,omitempty"`
+	// OnDemand is the cheapest on-demand price per hour among the job's offers at the last
+	// decision: what the same work would cost on-demand, for reports of the saving.
+	OnDemand   float64   `json:"on_demand_usd_per_hour,omitempty"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Reason     string    `json:"reason,omitempty"`
 }
 
 // Ended says the job needs nothing more: finished, cancelled or failed.
