@@ -60,9 +60,10 @@ func TestAnonymousConnectionIsRefused(t *testing.T) {
 func TestRolesMayOnlyDoTheirJob(t *testing.T) {
 	env := bustest.Start(t)
 	allowed := map[string][]events.Type{
-		bus.RoleCollector: {events.TypePriceObserved, events.TypeCapacityReclaimed, events.TypeGPUSample, events.TypeTokensSample},
-		bus.RoleReport:    nil,
-		bus.RoleBudget:    nil,
+		bus.RoleCollector: {events.TypePriceObserved, events.TypeCapacityReclaimed, events.TypeGPUSample, events.TypeTokensSample,
+			events.TypeJobProgress},
+		bus.RoleReport: nil,
+		bus.RoleBudget: nil,
 	}
 	for role, ok := range allowed {
 		_, js := env.ConnectAs(t, role)

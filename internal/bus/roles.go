@@ -15,7 +15,7 @@ import (
 // program does, so a leaked report or collector key cannot move the fleet.
 const (
 	RoleArbiter   = "arbiter"   // everything: it owns the streams, buckets and decisions
-	RoleCollector = "collector" // publishes market and telemetry events only
+	RoleCollector = "collector" // publishes market and telemetry events and jobs' own progress only
 	RoleReport    = "report"    // asks the query service and reads streams and buckets
 	RoleBudget    = "budget"    // asks the arbiter to change budgets, reads the budget bucket
 )
@@ -58,7 +58,7 @@ func Permissions(role string) *server.Permissions {
 			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
 		}
 	case RoleCollector:
-		pub := []string{"bursar.price.>", "bursar.reclaim.>", "bursar.gpu.>", "bursar.tokens.>",
+		pub := []string{"bursar.price.>", "bursar.reclaim.>", "bursar.gpu.>", "bursar.tokens.>", "bursar.job.progress.>",
 			jsAPI + "INFO", jsAPI + "STREAM.INFO." + Market, jsAPI + "STREAM.INFO." + Telemetry}
 		return &server.Permissions{
 			Publish:   &server.SubjectPermission{Allow: pub},
