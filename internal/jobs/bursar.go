@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"math"
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/placement"
@@ -31,11 +32,15 @@ type bursarDirect struct {
 	outages, runs  []time.Duration
 }
 
-// zoneStats counts what one zone's spot did in the ticks seen.
+// zoneStats counts what one zone's spot did in the ticks seen, each tick weighing less as it
+// ages (half as much after memory), so the estimates follow a market that changes its ways.
 type zoneStats struct {
-	up, reclaims int
-	wasUp        bool
+	seen, up, reclaims float64 // decayed ticks seen, ticks with spot, reclaims
+	wasUp              bool
 }
+
+// memory is the half-life of what a zone's estimates remember.
+const memory = 6 * time.Hour
 
 func newBursarDirect(env Env) (Policy, error) {
 	p := &bursarDirect{set: env.Setting, zones: make([]zoneStats, len(env.Zones))}
@@ -70,8 +75,10 @@ func (p *bursarDirect) observe(spot []bool) time.Duration {
 	p.seen++
 	any := false
 	tick := seconds(p.set.Tick)
+	keep := math.Exp2(-tick.Hours() / memory.Hours())
 	for z, up := range spot {
 		st := &p.zones[z]
+		st.seen, st.up, st.reclaims = st.seen*keep+1, st.up*keep, st.reclaims*keep
 		if up {
 			st.up++
 			any = true
@@ -80,7 +87,7 @@ func (p *bursarDirect) observe(spot []bool) time.Duration {
 		}
 		st.wasUp = up
 		p.offers[1+z].Available = up
-		p.offers[1+z].Uptime, p.offers[1+z].Hazard = st.estimates(p.seen, tick)
+		p.offers[1+z].Uptime, p.offers[1+z].Hazard = st.estimates(tick)
 	}
 	if any {
 		if p.down > 0 {
@@ -104,11 +111,11 @@ func (p *bursarDirect) spotFor() time.Duration {
 }
 
 // estimates are a zone's uptime share and reclaims per hour of uptime, the priors included.
-func (st *zoneStats) estimates(seen int, tick time.Duration) (uptime, hazard float64) {
-	span := float64(seen) * tick.Hours()
-	upHours := float64(st.up)*tick.Hours() + priorUptime*priorSpan.Hours()
+func (st *zoneStats) estimates(tick time.Duration) (uptime, hazard float64) {
+	span := st.seen * tick.Hours()
+	upHours := st.up*tick.Hours() + priorUptime*priorSpan.Hours()
 	uptime = upHours / (span + priorSpan.Hours())
-	reclaims := float64(st.reclaims) + priorUptime*priorSpan.Hours()/priorRun.Hours()
+	reclaims := st.reclaims + priorUptime*priorSpan.Hours()/priorRun.Hours()
 	return uptime, reclaims / upHours
 }
 

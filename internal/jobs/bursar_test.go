@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -29,9 +30,13 @@ func TestBursarDirect(t *testing.T) {
 
 // BenchmarkBursarDirect replays the deadline planner over JOBS.md's folders and settings and
 // reports, per setting, its mean cost beside its baselines from the same run: Uniform Progress
-// and the hindsight optimum, and the share of the gap from UP to the optimum it closes (the goal
-// is at least 50 %).
+// and, where the hindsight optimum is registered, the optimum and the share of the gap from UP
+// to it that the planner closes (the goal is at least 50 %).
 func BenchmarkBursarDirect(b *testing.B) {
+	policies := []string{"uniform-progress", "bursar-direct"}
+	if slices.Contains(PolicyNames(), "optimal") {
+		policies = append(policies, "optimal")
+	}
 	for _, tab := range refTables {
 		ms := refFolder(b, tab.folder)
 		for _, row := range tab.rows {
@@ -41,19 +46,41 @@ func BenchmarkBursarDirect(b *testing.B) {
 				var res []Result
 				for range b.N {
 					var err error
-					res, err = Evaluate(context.Background(), RefJob(row.deadline, row.overhead), windows,
-						[]string{"uniform-progress", "optimal", "bursar-direct"})
+					res, err = Evaluate(context.Background(), RefJob(row.deadline, row.overhead), windows, policies)
 					if err != nil {
 						b.Fatal(err)
 					}
 				}
-				up, opt, bu := res[0].MeanCost, res[1].MeanCost, res[2].MeanCost
+				up, bu := res[0].MeanCost, res[1].MeanCost
 				b.ReportMetric(bu, "bursar_$")
 				b.ReportMetric(up, "up_$")
-				b.ReportMetric(opt, "optimal_$")
-				b.ReportMetric(100*(up-bu)/(up-opt), "gap_closed_%")
-				b.ReportMetric(res[2].DeadlinesMetPct, "met_%")
+				b.ReportMetric(res[1].DeadlinesMetPct, "met_%")
+				if len(res) > 2 {
+					opt := res[2].MeanCost
+					b.ReportMetric(opt, "optimal_$")
+					b.ReportMetric(100*(up-bu)/(up-opt), "gap_closed_%")
+				}
 			})
 		}
+	}
+}
+
+// TestBursarDirectForgets: a zone that ran spot steadily for a day and then flaps (reclaimed
+// every other tick for 3 hours) is estimated by what it does now: its hazard is more than twice
+// the 0.37 reclaims an hour that counting the whole day alike gives ((9 + 1.5) / (25.5 + 3)).
+func TestBursarDirectForgets(t *testing.T) {
+	p, err := newBursarDirect(Env{Setting: RefJob(52*3600, 180).setting(600), Zones: []string{"z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd := p.(*bursarDirect)
+	for range 144 {
+		pd.observe([]bool{true})
+	}
+	for k := range 18 {
+		pd.observe([]bool{k%2 == 0})
+	}
+	if h := pd.offers[1].Hazard; h < 0.75 {
+		t.Errorf("hazard after 3 h of flapping = %.2f reclaims/h, want more than 0.75", h)
 	}
 }

@@ -54,7 +54,10 @@ type JobOffer struct {
 // it buys the most: spot whenever some is there and can pay for its changeover; through a spell
 // with no spot it waits as long as the slack it can expect to need for the spells still to come
 // allows (waitLimit), then runs on-demand; it leaves on-demand for spot when the spot run it
-// can expect saves more than the two changeovers the move may cost.
+// can expect saves more than the two changeovers the move may cost, and, when the slack left
+// cannot pay such a move on every run to come, only on runs that have lasted long enough to be
+// among the ones it can pay for (stintAge). Everything it knows of the future is what the
+// caller measured of the past: the offers' Uptime and Hazard and the spells and runs seen.
 func PlanJob(v JobView, offers []JobOffer) int {
 	if v.Done >= v.Work {
 		return -1
