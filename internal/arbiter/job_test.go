@@ -240,3 +240,31 @@ func TestJobReportedProgressWinsOverTheEstimate(t *testing.T) {
 		t.Errorf("job.state = %+v, want finished at the report (%v)", e, at)
 	}
 }
+
+// TestJobRunsOnASteppedService: a service driven round by round (Start and Step: the replay,
+// the demo, the soak) plans its jobs too; it never read the jobs bucket, so a job in bursar.yaml
+// sat there, never launched.
+func TestJobRunsOnASteppedService(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(t, jobYAML)
+	h.price("us-east-1a", events.Spot, 1.0)
+	h.price("us-east-1a", events.OnDemand, 3.0)
+	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
+		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 90 {
+		svc.Step(ctx)
+		h.clock.Advance(jobStep)
+	}
+	e := lastJobState(t, h.env.JS, "tune")
+	if e.State != events.JobFinished || e.FinishedAt == nil || e.FinishedAt.After(t0.Add(3*time.Hour)) {
+		t.Errorf("last job.state = %+v, want finished by the deadline", e)
+	}
+}

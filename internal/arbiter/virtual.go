@@ -31,6 +31,11 @@ func (s *Service) Join(ctx context.Context) error {
 	if err := s.follow(ctx); err != nil {
 		return err
 	}
+	jl, err := s.openJobs(ctx)
+	if err != nil {
+		return err
+	}
+	go s.jobLoop(ctx, jl)
 	for s.behind.Load() > 0 {
 		if err := pause(ctx); err != nil {
 			return fmt.Errorf("reading the backlog: %w", err)
