@@ -28,6 +28,30 @@ func TestBursarDirect(t *testing.T) {
 	}
 }
 
+// TestBursarDirectZones: the same job allowed in every zone of a folder (each zone its own
+// spot), the planner meets every deadline and costs no more than Uniform Progress there.
+func TestBursarDirectZones(t *testing.T) {
+	for _, tab := range refTables {
+		m, err := Join(tab.folder, refFolder(t, tab.folder))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range tab.rows {
+			res, err := Evaluate(context.Background(), RefJob(row.deadline, row.overhead), Windows([]Market{m}, tab.windows),
+				[]string{"uniform-progress", "bursar-direct"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, bu := res[0], res[1]
+			t.Logf("%s, all zones, D=%dh d=%ds: bursar-direct $%.2f, UP $%.2f", tab.folder, row.deadline/3600, row.overhead, bu.MeanCost, up.MeanCost)
+			if bu.DeadlinesMetPct != 100 || bu.MeanCost > up.MeanCost {
+				t.Errorf("%s, all zones, D=%dh d=%ds: bursar-direct $%.4f with %.1f%% of deadlines met; want at most UP's $%.4f and 100%%",
+					tab.folder, row.deadline/3600, row.overhead, bu.MeanCost, bu.DeadlinesMetPct, up.MeanCost)
+			}
+		}
+	}
+}
+
 // BenchmarkBursarDirect replays the deadline planner over JOBS.md's folders and settings and
 // reports, per setting, its mean cost beside its baselines from the same run: Uniform Progress
 // and, where the hindsight optimum is registered, the optimum and the share of the gap from UP
