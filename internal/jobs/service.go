@@ -1,0 +1,255 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/fleet"
+)
+
+// bursar replays a window through the live arbiter service, as "arbiter replay" does for serving
+// replicas: an embedded NATS server, the arbiter stepped once a tick on a virtual clock, and the
+// sim fleet as the market, its spot capacity in each zone set from the window's availability. The
+// job is a workload of kind job in the fleet file; each tick the job reports its checkpointed
+// progress (job.progress), reclaims reach the arbiter as notices, and what the arbiter asked the
+// fleet to run is the tick's choice, billed under JOBS.md's rules by Simulate. bursar-direct asks
+// the deadline planner alone, for comparison.
+func init() { Register("bursar", newService, false) }
+
+// serviceEpoch is the virtual time of a window's first tick.
+var serviceEpoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+const (
+	serviceJob      = "job"
+	serviceGPU      = "V100-16GB"
+	serviceOnDemand = "on-demand"
+)
+
+type service struct {
+	set   Setting
+	ctx   context.Context
+	stop  context.CancelFunc
+	clk   *serviceClock
+	dir   string
+	ns    *server.Server
+	nc    *nats.Conn
+	pub   *bus.Publisher
+	svc   *arbiter.Service
+	fleet *sim.Fleet
+	locs  []string // the zones' location names
+	err   error
+	once  sync.Once
+}
+
+func newService(env Env) (Policy, error) {
+	ctx, stop := context.WithCancel(context.Background())
+	p := &service{set: env.Setting, ctx: ctx, stop: stop, clk: &serviceClock{now: serviceEpoch}}
+	if err := p.start(env.Zones); err != nil {
+		return nil, errors.Join(err, p.Close())
+	}
+	return p, nil
+}
+
+// start brings up the bus, publishes the offers' prices and starts the arbiter on the job.
+func (p *service) start(zones []string) error {
+	cfg, err := p.fleetConfig(zones)
+	if err != nil {
+		return err
+	}
+	if p.dir, err = os.MkdirTemp("", "bursar-jobs-"); err != nil {
+		return fmt.Errorf("creating the replay's NATS store: %w", err)
+	}
+	if p.ns, err = bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: p.dir}); err != nil {
+		return err
+	}
+	nc, js, err := bus.ConnectEmbedded(p.ctx, p.ns, p.dir, "jobs-replay", slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	p.nc = nc
+	if err := bus.Ensure(p.ctx, js, bus.Options{LeaseTTL: time.Minute}); err != nil {
+		return err
+	}
+	p.pub = bus.NewPublisher(js)
+	if err := p.prices(); err != nil {
+		return err
+	}
+	p.fleet = sim.New(cfg, p.clk.Now)
+	p.fleet.SetNotice(0) // a reclaimed instance is gone at the tick's boundary (JOBS.md step 1)
+	router := actuate.Router{}
+	for _, l := range cfg.Locations {
+		router[l.Name] = p.fleet
+	}
+	tick := time.Duration(p.set.Tick) * time.Second
+	if p.svc, err = arbiter.New(p.ctx, arbiter.Options{Config: cfg, JS: js, Actuator: router, Clock: p.clk,
+		Identity: "jobs-replay", LeaseTTL: time.Minute, Interval: tick}); err != nil {
+		return err
+	}
+	return p.svc.Start(p.ctx)
+}
+
+// fleetConfig is the window as a fleet file: one sim location per zone, one for on-demand, and
+// the job, launched at once (the changeover is the job's overhead).
+func (p *service) fleetConfig(zones []string) (*fleet.Config, error) {
+	var b strings.Builder
+	b.WriteString("locations:\n")
+	p.locs = nil
+	for _, z := range append(append([]string(nil), zones...), serviceOnDemand) {
+		name := locationName(z)
+		if z != serviceOnDemand {
+			p.locs = append(p.locs, name)
+		}
+		fmt.Fprintf(&b, "  - {name: %q, provider: aws, region: replay, zones: [%q], actuator: {kind: sim}}\n", name, name)
+	}
+	fmt.Fprintf(&b, `workloads:
+  - name: %s
+    kind: job
+    gpu: {models: [%s], count: 1}
+    markets: [spot, on_demand]
+    job: {work: %ds, deadline_in: %ds, overhead: %ds}
+`, serviceJob, serviceGPU, p.set.Work, p.set.Deadline, p.set.Overhead)
+	return fleet.Parse([]byte(b.String()), "jobs-replay.yaml")
+}
+
+// locationName makes a zone's name a fleet location name (letters, digits, '-' and '_').
+func locationName(z string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '-' || c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+			return c
+		}
+		return '-'
+	}, z)
+}
+
+// prices publishes each zone's spot offer and the on-demand offer at the setting's prices.
+func (p *service) prices() error {
+	for _, loc := range append(append([]string(nil), p.locs...), serviceOnDemand) {
+		m, usd := events.Spot, p.set.SpotPrice
+		if loc == serviceOnDemand {
+			m, usd = events.OnDemand, p.set.ODPrice
+		}
+		e := &events.PriceObserved{Meta: events.Meta{At: p.clk.Now()}, Provider: "aws", Region: "replay", Zone: loc,
+			InstanceType: "replay", GPUModel: serviceGPU, GPUCount: 1, GPUMemoryGB: 16, Market: m, USDPerHour: usd,
+			Source: "replay"}
+		if err := p.pub.Publish(p.ctx, e); err != nil {
+			return fmt.Errorf("publishing the replay's prices: %w", err)
+		}
+	}
+	return nil
+}
+
+// Decide is one tick: the market takes this tick's availability (a lost spot instance is
+// reclaimed with a notice), the job reports its progress, the arbiter runs a round, and what it
+// asked the fleet to hold is the choice.
+func (p *service) Decide(v *View) Choice {
+	if p.err != nil {
+		return OD // the run is reported as failed by Close; on-demand keeps the deadline meanwhile
+	}
+	p.clk.set(serviceEpoch.Add(time.Duration(v.T) * time.Second))
+	if err := p.market(v.Spot); err != nil {
+		p.err = fmt.Errorf("tick at %d s: %w", v.T, err)
+		return OD
+	}
+	if err := p.progress(v); err != nil {
+		p.err = fmt.Errorf("tick at %d s: %w", v.T, err)
+		return OD
+	}
+	p.svc.Step(p.ctx)
+	return p.held()
+}
+
+// market sets each zone's spot capacity and hands the arbiter the notices of what it took.
+func (p *service) market(spot []bool) error {
+	for z, ok := range spot {
+		p.fleet.SetCapacity(p.locs[z], b2i(ok))
+	}
+	var ids []string
+	for _, e := range p.fleet.Due() {
+		if err := p.pub.Publish(p.ctx, e); err != nil {
+			return fmt.Errorf("publishing a reclaim: %w", err)
+		}
+		ids = append(ids, e.ID)
+	}
+	return p.svc.AwaitNotices(p.ctx, ids)
+}
+
+// progress publishes the job's checkpointed progress, as the job itself would, where it ran.
+func (p *service) progress(v *View) error {
+	ran := v.Prev
+	if ran.Kind == None {
+		return nil
+	}
+	loc, m := serviceOnDemand, events.OnDemand
+	if ran.Kind == Spot {
+		loc, m = p.locs[ran.Zone], events.Spot
+	}
+	e := &events.JobProgress{Meta: events.Meta{At: p.clk.Now()}, Job: serviceJob, WorkDoneS: float64(v.Done),
+		Location: loc, Market: m}
+	if err := p.pub.Publish(p.ctx, e); err != nil {
+		return fmt.Errorf("publishing the job's progress: %w", err)
+	}
+	return p.svc.AwaitFolded(p.ctx)
+}
+
+// held is what the fleet was asked to run: spot in a zone, on-demand, or nothing.
+func (p *service) held() Choice {
+	for z, loc := range p.locs {
+		if n, _ := p.fleet.Desired(p.ctx, actuate.Group{Workload: serviceJob, Location: loc, Market: events.Spot}); n > 0 {
+			return SpotIn(z)
+		}
+	}
+	if n, _ := p.fleet.Desired(p.ctx, actuate.Group{Workload: serviceJob, Location: serviceOnDemand, Market: events.OnDemand}); n > 0 {
+		return OD
+	}
+	return Idle
+}
+
+// Close stops the arbiter and the bus and returns what went wrong during the window.
+func (p *service) Close() error {
+	p.once.Do(func() {
+		p.stop()
+		if p.nc != nil {
+			p.nc.Close()
+		}
+		if p.ns != nil {
+			p.ns.Shutdown()
+			p.ns.WaitForShutdown()
+		}
+		if p.dir != "" {
+			_ = os.RemoveAll(p.dir)
+		}
+	})
+	return p.err
+}
+
+// serviceClock is the window's virtual time: it stands still until the replay moves it.
+type serviceClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *serviceClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *serviceClock) set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
