@@ -58,6 +58,14 @@ func TestPlanJob(t *testing.T) {
 			view: with(func(v *placement.JobView) { loose(v); v.Outage = 20 * time.Minute })},
 		{name: "on-demand once a spell outlasts what the slack can wait", want: 0,
 			view: with(func(v *placement.JobView) { loose(v); v.Outage = 40 * time.Minute })},
+		{name: "waits keep the slack one more spot launch needs", want: 0,
+			view: with(func(v *placement.JobView) {
+				// 67 min of slack, 4.2 spells of 10 min to come: 31.4 min to wait with once 12.6 min
+				// for their spot launches and 23 min for one more are kept, so 4.5 min a spell
+				v.Elapsed, v.Done = 10*time.Hour, 7*time.Hour+10*time.Minute
+				v.Outages, v.History = []time.Duration{10 * time.Minute}, 10*time.Hour
+				v.Outage = 5 * time.Minute
+			})},
 		{name: "on-demand at once when the slack cannot wait", want: 0,
 			view: with(func(v *placement.JobView) { loose(v); v.Deadline = 52 * time.Hour })},
 		{name: "stay on spot while it lasts, even when behind", spotUp: true, want: 1,
