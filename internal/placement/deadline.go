@@ -191,15 +191,12 @@ func affordsLaunch(v JobView) bool {
 // The limit is the longest that, applied to every spell to come, leaves the slack for them and
 // for the spot launch that ends each: short spells are waited out, long ones run on-demand. It
 // keeps back what one more spot launch needs (affordsLaunch), so that spending the slack on
-// waits never leaves the job's last stretch on on-demand for want of it. The spells to come are judged from those seen (Outages over History) where there are some,
-// else assumed exponentially distributed from the best spot offer's uptime and hazard.
+// waits never leaves the job's last stretch on on-demand for want of it. The spells to come
+// are judged from those seen (Outages over History) where there are some, else assumed
+// exponentially distributed from the best spot offer's uptime and hazard.
 func waitLimit(v JobView, offers []JobOffer) time.Duration {
 	budget := slack(v) - v.Overhead - 2*v.Tick
-	seen := v.Outages
-	if v.Outage > 0 { // the spell under way has lasted this long at least: a sample too
-		seen = append(slices.Clone(seen), v.Outage+v.Tick)
-	}
-	count, mean, ok := expectedSpells(v, seen, offers)
+	count, mean, ok := expectedSpells(v, offers)
 	if !ok {
 		return max(budget, 0)
 	}
@@ -208,18 +205,18 @@ func waitLimit(v JobView, offers []JobOffer) time.Duration {
 		return max(budget, 0)
 	}
 	per := time.Duration(float64(budget) / count) // slack each spell may use
-	if len(seen) > 0 {
-		return empiricalLimit(per, slices.Sorted(slices.Values(seen)), v.Overhead)
+	if len(v.Outages) > 0 {
+		return empiricalLimit(per, slices.Sorted(slices.Values(v.Outages)), v.Overhead)
 	}
 	return exponentialLimit(per, mean, v.Overhead)
 }
 
 // expectedSpells is the number of spells with no spot to come before the deadline and, where
 // none has been seen, their mean length from the best spot offer's uptime and hazard.
-func expectedSpells(v JobView, seen []time.Duration, offers []JobOffer) (count float64, mean time.Duration, ok bool) {
+func expectedSpells(v JobView, offers []JobOffer) (count float64, mean time.Duration, ok bool) {
 	left := (v.Deadline - v.Elapsed).Hours()
-	if len(seen) > 0 && v.History > 0 {
-		return left * float64(len(seen)) / v.History.Hours(), 0, true
+	if len(v.Outages) > 0 && v.History > 0 {
+		return left * float64(len(v.Outages)) / v.History.Hours(), 0, true
 	}
 	best := -1
 	for i, o := range offers {
