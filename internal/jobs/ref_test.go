@@ -108,3 +108,19 @@ func checkRow(t *testing.T, folder string, windows []Window, row refRow, policie
 		}
 	}
 }
+
+// TestOptimalTables reproduces JOBS.md's Optimal column to the cent. The 600 s folder runs in
+// every test run; the 32 s folder (10,388 ticks a window, up to a minute and a GB a window for
+// d = 0.2 h on this machine) runs only with BURSAR_JOBS_DP32=1 and without -short.
+func TestOptimalTables(t *testing.T) {
+	for _, tab := range refTables {
+		if tab.folder == awsPreempt && (testing.Short() || os.Getenv("BURSAR_JOBS_DP32") == "") {
+			t.Logf("skipping Optimal on %s: set BURSAR_JOBS_DP32=1 (and no -short) to run it, minutes", tab.folder)
+			continue
+		}
+		ms := refFolder(t, tab.folder)
+		for _, row := range tab.rows {
+			checkRow(t, tab.folder, Windows(ms, tab.windows), row, []string{"optimal"})
+		}
+	}
+}
