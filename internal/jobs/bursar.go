@@ -27,9 +27,11 @@ type bursarDirect struct {
 	set    Setting
 	zones  []zoneStats
 	offers []placement.JobOffer
-	// seen is the number of ticks observed; down the current run of ticks with no spot anywhere.
+	// seen is the number of ticks observed; down and up the current run of ticks with no spot
+	// anywhere and with some; outages and runs the lengths of such runs seen whole.
 	seen, down, up int
 	outages, runs  []time.Duration
+	keep           float64 // the weight a tick keeps after one more tick: 2^(−tick/memory)
 }
 
 // zoneStats counts what one zone's spot did in the ticks seen, each tick weighing less as it
@@ -43,7 +45,8 @@ type zoneStats struct {
 const memory = 6 * time.Hour
 
 func newBursarDirect(env Env) (Policy, error) {
-	p := &bursarDirect{set: env.Setting, zones: make([]zoneStats, len(env.Zones))}
+	p := &bursarDirect{set: env.Setting, zones: make([]zoneStats, len(env.Zones)),
+		keep: math.Exp2(-float64(env.Setting.Tick) / memory.Seconds())}
 	p.offers = make([]placement.JobOffer, 1+len(env.Zones))
 	p.offers[0] = placement.JobOffer{Location: "on-demand", Market: placement.MarketOnDemand,
 		PricePerHour: env.Setting.ODPrice, Available: true, Uptime: 1}
@@ -75,10 +78,9 @@ func (p *bursarDirect) observe(spot []bool) time.Duration {
 	p.seen++
 	any := false
 	tick := seconds(p.set.Tick)
-	keep := math.Exp2(-tick.Hours() / memory.Hours())
 	for z, up := range spot {
 		st := &p.zones[z]
-		st.seen, st.up, st.reclaims = st.seen*keep+1, st.up*keep, st.reclaims*keep
+		st.seen, st.up, st.reclaims = st.seen*p.keep+1, st.up*p.keep, st.reclaims*p.keep
 		if up {
 			st.up++
 			any = true
