@@ -85,9 +85,10 @@ type Approvals struct {
 	now     func() time.Time
 	log     *slog.Logger
 	// OnDecision, when set, applies each decision before it is published: the arbiter applies
-	// an approved plan there. An error says it could not be applied here (this arbiter does not
-	// lead, or the plan is gone): the request is dropped from this process, nothing is published
-	// and the message stays as it is, for the arbiter that leads to settle.
+	// an approved plan there. An error says it could not be applied now (this arbiter does not
+	// lead, or not for a moment, or the plan is gone): nothing is published, the message stays
+	// as it is and the request stays pending, so a later click or sweep decides it here (the
+	// arbiter that leads by then applies it, or answers ErrNoHold once it was settled elsewhere).
 	OnDecision func(context.Context, Decision) error
 
 	mu      sync.Mutex
@@ -246,6 +247,11 @@ func (a *Approvals) decide(ctx context.Context, id string, status events.ActionS
 	d := Decision{Plan: p.req.Plan, Status: status, Actor: actor, At: a.now().UTC(), Detail: detail}
 	if a.OnDecision != nil {
 		if err := a.OnDecision(ctx, d); err != nil {
+			a.mu.Lock()
+			if _, again := a.pending[id]; !again { // asked again meanwhile: that one stands
+				a.pending[id] = p
+			}
+			a.mu.Unlock()
 			return fmt.Errorf("plan %s %s by %s was not applied: %w", id, status, actor, err)
 		}
 	}

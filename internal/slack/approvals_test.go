@@ -227,8 +227,12 @@ func TestResumedRequestKeepsItsMessageAndDeadline(t *testing.T) {
 	}
 }
 
-// TestDecisionTheArbiterCannotApplyChangesNothing: when the arbiter refuses a decision (it no
-// longer leads), nothing is published, the message keeps its buttons and the user is told.
+// TestDecisionTheArbiterCannotApplyChangesNothing: when the arbiter refuses a decision (it does
+// not lead, or not for a moment), nothing is published, the message keeps its buttons, the user is
+// told, and the request stays pending: the click tried again once the arbiter can apply it
+// decides (found by the soak: a timeout swept while the leader's lease lapsed for a moment was
+// dropped, nobody asked again, and the hold's actions waited for ever, blocking the planner's
+// launches).
 func TestDecisionTheArbiterCannotApplyChangesNothing(t *testing.T) {
 	r := newRig(t)
 	r.refuse = errors.New("this arbiter does not lead")
@@ -248,8 +252,20 @@ func TestDecisionTheArbiterCannotApplyChangesNothing(t *testing.T) {
 	if got := statuses(r.updates()); !reflect.DeepEqual(got, []string{"plan-1:awaiting_approval:bursar"}) {
 		t.Errorf("action.updated = %v, want only the request", got)
 	}
+	if got := r.approvals.Pending(); !reflect.DeepEqual(got, []string{"plan-1"}) {
+		t.Fatalf("pending after a decision the arbiter could not apply = %v, want plan-1 still asked", got)
+	}
+	r.mu.Lock()
+	r.refuse = nil
+	r.mu.Unlock()
+	r.clock.Add(time.Second) // a new click, not a replay of the first
+	r.click("U0APPROVER", ActionApprove, "plan-1")
+	want := []string{"plan-1:awaiting_approval:bursar", "plan-1:approved:U0APPROVER"}
+	if got := statuses(r.updates()); !reflect.DeepEqual(got, want) {
+		t.Errorf("action.updated after trying again = %v, want %v", got, want)
+	}
 	if len(r.approvals.Pending()) != 0 {
-		t.Error("a request this process cannot settle is still pending here")
+		t.Errorf("still pending after the decision was applied: %v", r.approvals.Pending())
 	}
 }
 
