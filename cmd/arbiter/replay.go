@@ -17,6 +17,7 @@ import (
 func newReplayCmd() *cobra.Command {
 	o := replay.DefaultOptions()
 	var offsets, output string
+	var jf replayJobFlags
 	cmd := &cobra.Command{
 		Use:   "replay --trace DIR --policy LIST",
 		Short: "Compare placement policies on a recorded spot-capacity trace",
@@ -32,6 +33,12 @@ func newReplayCmd() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jf.on {
+				return runReplayJobs(cmd, o.TraceDir, o.Policies, o.Windows, &jf, output)
+			}
+			if err := checkNoJobFlags(cmd); err != nil {
+				return err
+			}
 			list, err := parseOffsets(offsets)
 			if err != nil {
 				return err
@@ -57,6 +64,7 @@ func newReplayCmd() *cobra.Command {
 	f.StringVar(&offsets, "offsets", "", "comma-separated window starts in ticks, instead of drawing them")
 	f.Float64Var(&o.ODPriceRatio, "od-price-ratio", o.ODPriceRatio, "on-demand price in units of the spot price")
 	cli.OutputFlag(cmd, &output, "table", "json", "yaml")
+	addJobFlags(cmd, &jf)
 	_ = cmd.MarkFlagRequired("trace")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd
