@@ -45,17 +45,19 @@ func (h *harness) step(ctx context.Context, r *running) {
 	h.settle(ctx, r)
 }
 
-// lastJobState is the last job.state the FLEET stream holds for job.
+// lastJobState is the last job.state the FLEET stream holds for job, waiting a little for the
+// first (the arbiter publishes without waiting).
 func lastJobState(t *testing.T, js jetstream.JetStream, job string) *events.JobState {
 	t.Helper()
 	st, err := js.Stream(context.Background(), bus.Fleet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := st.GetLastMsgForSubject(context.Background(), "bursar.job.state."+job)
-	if err != nil {
-		t.Fatalf("no job.state for %s: %v", job, err)
-	}
+	var m *jetstream.RawStreamMsg
+	eventually(t, "a job.state of "+job+" is stored", func() bool {
+		m, err = st.GetLastMsgForSubject(context.Background(), "bursar.job.state."+job)
+		return err == nil
+	})
 	e, err := events.Decode(m.Data)
 	if err != nil {
 		t.Fatal(err)
@@ -195,9 +197,9 @@ func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 	if g := runningGroups(h); len(g) != 0 {
 		t.Errorf("a cancelled job still runs on %v", g)
 	}
-	if e := lastJobState(t, h.env.JS, "tune"); e.State != events.JobCancelled {
-		t.Errorf("last job.state = %s, want cancelled", e.State)
-	}
+	eventually(t, "the last job.state says cancelled", func() bool {
+		return lastJobState(t, h.env.JS, "tune").State == events.JobCancelled
+	})
 	eventually(t, "the state is saved", func() bool {
 		jobs, err := arbiter.LoadJobs(ctx, js)
 		return err == nil && len(jobs) == 1 && jobs[0].Run.State == events.JobCancelled
@@ -221,11 +223,11 @@ func TestJobReportedProgressWinsOverTheEstimate(t *testing.T) {
 	h.price("us-east-1a", events.Spot, 1.0)
 	r := h.startJobs()
 	eventually(t, "leading", r.Leading)
-	for range 10 {
+	for i := 0; r.JobState("tune") != events.JobRunning || i < 10; i++ {
+		if i == 60 {
+			t.Fatalf("the job is %q after an hour of rounds, want running", r.JobState("tune"))
+		}
 		h.step(ctx, r)
-	}
-	if e := lastJobState(t, h.env.JS, "tune"); e.State != events.JobRunning {
-		t.Fatalf("job.state = %s, want running", e.State)
 	}
 	at := h.clock.Now()
 	p := &events.JobProgress{Meta: events.Meta{At: at}, Job: "tune", WorkDoneS: time.Hour.Seconds(), CheckpointAt: &at,
@@ -235,6 +237,9 @@ func TestJobReportedProgressWinsOverTheEstimate(t *testing.T) {
 	}
 	eventually(t, "the report is folded", func() bool { return r.JobReported("tune") })
 	h.step(ctx, r)
+	eventually(t, "the last job.state says finished", func() bool {
+		return lastJobState(t, h.env.JS, "tune").State == events.JobFinished
+	})
 	e := lastJobState(t, h.env.JS, "tune")
 	if e.State != events.JobFinished || e.WorkDoneS != time.Hour.Seconds() || e.FinishedAt == nil || !e.FinishedAt.Equal(at) {
 		t.Errorf("job.state = %+v, want finished at the report (%v)", e, at)
@@ -266,5 +271,42 @@ func TestJobRunsOnASteppedService(t *testing.T) {
 	e := lastJobState(t, h.env.JS, "tune")
 	if e.State != events.JobFinished || e.FinishedAt == nil || e.FinishedAt.After(t0.Add(3*time.Hour)) {
 		t.Errorf("last job.state = %+v, want finished by the deadline", e)
+	}
+}
+
+// TestJobBehindGoesOnDemandWhenSpotHasNoCapacity: a job's spot launch that finds no capacity is
+// given up and, in the same round, the job is placed again with that spot known to have none; a
+// job with no time to lose then takes on-demand at once. It used to wait a round for the give-up
+// to land, idle, before it was placed again.
+func TestJobBehindGoesOnDemandWhenSpotHasNoCapacity(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// 69 minutes for an hour's work and 3.5 minutes of changeover: one round on spot may be tried,
+	// the next must be on-demand.
+	h := newHarness(t, strings.Replace(jobYAML, "deadline_in: 3h", "deadline_in: 69m", 1))
+	h.price("us-east-1a", events.Spot, 1.0)
+	h.price("us-east-1a", events.OnDemand, 3.0)
+	h.sim.SetCapacity("a", 0)
+	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
+		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spot := actuate.Group{Workload: "tune", Location: "a", Market: events.Spot}
+	od := actuate.Group{Workload: "tune", Location: "a", Market: events.OnDemand}
+	svc.Step(ctx)
+	if n, _ := h.sim.Desired(ctx, spot); n != 1 {
+		t.Fatalf("first round: spot desired %d, want the cheapest (spot) tried", n)
+	}
+	h.clock.Advance(jobStep)
+	svc.Step(ctx)
+	s, _ := h.sim.Desired(ctx, spot)
+	o, _ := h.sim.Desired(ctx, od)
+	if s != 0 || o != 1 {
+		t.Errorf("after spot found no capacity: spot %d, on-demand %d, want 0 and 1", s, o)
 	}
 }

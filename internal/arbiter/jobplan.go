@@ -25,8 +25,10 @@ const KindCheckpoint = actuate.KindCheckpoint
 
 // planJobs decides, for every active job, where it runs until the next decision, and returns the
 // actions that take it there; s.mu is held. They join the pass's decision, so they go through the
-// same gate (budgets, approvals) as replicas' and share their capacity. A job with an action in
-// flight (other than a checkpoint) waits for it to land before it is planned again.
+// same gate (budgets, approvals) as replicas' and share their capacity. A job with a launch or a
+// stop in flight waits for it to land before it is planned again; a checkpoint, or the retire of
+// an instance already lost (reclaimed, or a launch given up for want of capacity), does not hold
+// it: the job is placed again in the same pass.
 func (s *Service) planJobs(now time.Time) []placement.Action {
 	act := s.activeJobs()
 	if len(act) == 0 {
@@ -37,13 +39,18 @@ func (s *Service) planJobs(now time.Time) []placement.Action {
 	for _, j := range act {
 		b := s.books[j.Spec.Workload.Name]
 		s.account(j, b, now)
-		if b != nil && slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Target.Kind != KindCheckpoint }) {
+		if b != nil && slices.ContainsFunc(b.Actions, moving) {
 			continue
 		}
 		out = append(out, s.planJob(j, b, &snap, now)...)
 		s.tell(j, b, now)
 	}
 	return out
+}
+
+// moving says whether r launches or stops an instance (a retire or a checkpoint does neither).
+func moving(r Record) bool {
+	return r.Target.Kind == string(placement.ActionLaunch) || r.Target.Kind == string(placement.ActionDrain)
 }
 
 // jobSnapshot is the market as the serving planner sees it, with the jobs' replicas added, so
@@ -120,11 +127,13 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 			uptime = e.LaunchChance
 		}
 		offers[i] = placement.JobOffer{Location: e.Offer.Location, Market: m, PricePerHour: e.Offer.PricePerHour,
-			Available: e.Usable, Hazard: e.Hazard, Uptime: uptime}
+			Available: e.Usable && !lostLately(e.Offer.History, now, s.o.Interval), Hazard: e.Hazard, Uptime: uptime}
 		if live != nil && e.Offer.ID == live.Offer {
 			v.Running = i
 		}
 	}
+	j.spells.see(slices.ContainsFunc(offers, func(o placement.JobOffer) bool { return o.Market == placement.MarketSpot && o.Available }), now)
+	v.Outage, v.Outages, v.SpotFor, v.SpotRuns, v.History = j.spells.view(now)
 	if live != nil {
 		v.Pending = pending(live, j, overhead, now)
 		return v, offers
@@ -134,6 +143,19 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 		v.Last = slices.IndexFunc(est, func(e placement.Estimate) bool { return e.Offer.ID == lost.Offer })
 	}
 	return v, offers
+}
+
+// lostLately says whether the offer had no capacity at the last decision or since: a launch
+// there found none (given up when the next report says so, dated at the launch) or an instance
+// there was reclaimed. The planner's launch chance forgets such
+// a loss only over its half-life; a job asking again at once would sit a whole interval on a
+// launch that cannot come, where the deadline planner, told the offer is not available now,
+// waits or takes another.
+func lostLately(h []placement.Observation, now time.Time, within time.Duration) bool {
+	return slices.ContainsFunc(h, func(o placement.Observation) bool {
+		age := now.Sub(o.At)
+		return (o.Kind == placement.ObsLaunchFailed || o.Kind == placement.ObsPreempted) && age >= 0 && age <= within
+	})
 }
 
 // pending is the overhead the running instance has still to burn: the rest of its launch and

@@ -74,6 +74,48 @@ type job struct {
 	applied  time.Time // the time of the last report taken as the work done
 	saved    JobRun
 	told     events.JobState // the last job.state published
+	spells   spells          // spot as this arbiter saw it at the job's decisions
+}
+
+// spells is what the deadline planner learns of the past: the spells with no spot offer of the
+// job available and the runs with one, as seen at the job's decisions (an offer is available
+// unless a launch there found no capacity or an instance there was reclaimed lately). A new
+// leader starts them afresh.
+type spells struct {
+	since, began    time.Time // the current spell's start; the first decision
+	spot, seen      bool      // whether spot is available in the current spell; any decision yet
+	outages, stints []time.Duration
+}
+
+// maxSpells bounds the spells kept of each kind.
+const maxSpells = 256
+
+// see records whether spot is available at decision time now.
+func (s *spells) see(spot bool, now time.Time) {
+	switch {
+	case !s.seen:
+		s.since, s.began, s.spot, s.seen = now, now, spot, true
+	case spot != s.spot:
+		d := now.Sub(s.since)
+		if s.spot {
+			s.stints = append(s.stints, d)[max(0, len(s.stints)+1-maxSpells):]
+		} else {
+			s.outages = append(s.outages, d)[max(0, len(s.outages)+1-maxSpells):]
+		}
+		s.since, s.spot = now, spot
+	}
+}
+
+// view is the planner's Outage, Outages, SpotFor, SpotRuns and History at now.
+func (s *spells) view(now time.Time) (outage time.Duration, outages []time.Duration, spotFor time.Duration,
+	runs []time.Duration, history time.Duration) {
+	cur := now.Sub(s.since)
+	if s.spot {
+		spotFor = cur
+	} else {
+		outage = cur
+	}
+	return outage, slices.Clone(s.outages), spotFor, slices.Clone(s.stints), now.Sub(s.began)
 }
 
 // jobs is the arbiter's table of jobs, by name; s.mu guards it.
