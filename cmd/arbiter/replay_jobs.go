@@ -35,8 +35,11 @@ func addJobFlags(cmd *cobra.Command, jf *replayJobFlags) {
 		"windows of 92.33 h per file (--windows, default 30); per policy the mean cost per job, its share of\n" +
 		"on-demand only, and the deadlines met. Job policies: " + strings.Join(jobs.PolicyNames(), ", ") + ".\n" +
 		"--zones all lets the job use every file's zone at once and shows each policy's best single zone beside it."
-	cmd.Example += "\n  arbiter replay --jobs --trace ../shared/data/traces/cant-be-late/availability-1node-aws-10-26-2022 \\\n" +
-		"    --policy od,greedy,uniform-progress,optimal --deadline 52h --work 48h --overhead 3m -o json"
+	cmd.Example += "\n  # $TRACES: the folder holding the cant-be-late traces (../shared/data/traces in the workspace)\n" +
+		"  arbiter replay --jobs --trace \"$TRACES/cant-be-late/availability-1node-aws-10-26-2022\" \\\n" +
+		"    --policy od,greedy,uniform-progress,optimal --deadline 52h --work 48h --overhead 3m -o json\n" +
+		"  arbiter replay --jobs --trace \"$TRACES/cant-be-late/preemption-1node-aws-04-22-2023\" --windows 10 \\\n" +
+		"    --zones all --policy greedy,uniform-progress,bursar-direct --deadline 70h --overhead 12m"
 }
 
 // runReplayJobs is `arbiter replay --jobs`: it checks the flags and hands them to jobs.Replay.
