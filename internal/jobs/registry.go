@@ -71,12 +71,7 @@ func ParsePolicies(list string) ([]string, error) {
 }
 
 func unknownPolicy(name string) error {
-	msg := fmt.Sprintf("unknown job policy %q: the policies there are: %s", name, strings.Join(PolicyNames(), ", "))
-	if name == "bursar" {
-		msg += " (bursar, the policy that replays through the live service, is not built into this binary yet; " +
-			"bursar-direct calls the deadline planner directly where it is registered)"
-	}
-	return fmt.Errorf("%s", msg)
+	return fmt.Errorf("unknown job policy %q: the policies there are: %s", name, strings.Join(PolicyNames(), ", "))
 }
 
 // build makes the named policy for one window.
