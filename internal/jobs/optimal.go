@@ -58,12 +58,12 @@ const maxZones = 14
 // exactly as it did in the program) that finishes the job in the window, meeting the deadline
 // where any plan can.
 //
-// It is a forward program over states (W, r, prev) per tick, with two prunings that keep it
+// It is a forward program over states (W, r, prev) per tick, with three prunings that keep it
 // exact: under the same (r, prev), a state with at least the work done and at most the cost can
-// copy any continuation of the other and never do worse (Pareto); and a state whose cost plus a
-// lower bound on the rest (the spot ticks left before the deadline at the spot price, the
-// remainder on-demand) exceeds what a reference policy already paid for a run that met the
-// deadline cannot lead to a cheaper such run.
+// copy any continuation of the other and never do worse (Pareto); one with more work whose extra
+// cost the ticks it saves at the end pay back dominates too (see prune); and a state whose cost
+// plus a lower bound on the rest (see rest) exceeds what a reference policy already paid for a
+// run that met the deadline cannot lead to a cheaper such run.
 func Solve(set Setting, avail [][]bool) ([]Choice, error) {
 	if err := set.Validate(); err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ type solver struct {
 	avail  [][]bool
 	zones  int
 	nslots int
-	// layers[k][i] links the i-th state at boundary k (slots in order) to its parent: see link.
+	// layers[k][i] links the i-th state at boundary k (slots in order) to its parent: see links.
 	layers [][]uint32
 	// runLen[k] is how many ticks from k on (before the deadline) some zone has spot without a
 	// break; later[k] is the most work the runs after that one can give, each less one overhead.
