@@ -38,10 +38,15 @@ market time:
   kill -9 of the leader in the middle of its round (its standby takes over), and of the standby;
   the recorder killed mid-batch; a NATS node stopped and restarted, and one cut off from the
   others; the history store failing every write for 10 min of market; placement KV writes slowed
-  to 500 ms; a node's TELEMETRY message block damaged while it is down.
+  to 500 ms; a node's TELEMETRY message block damaged while it is down; Slack answering in 10 s,
+  then refusing (in the warm-up, where the fleet's launch waits for an approval).
+
+A budget policy holds scale-ups for an approver in a fake Slack (Slack's wire format), who
+approves or rejects each at a seeded moment with a signed click on the leader's endpoint.
 
 At the end it checks, and exits 1 when one does not hold: every published event is recorded
 exactly once; no action id reached the actuator twice; the actuator holds what the books say;
+no hold is lost or applied twice (or applied without an Approve clicked in time);
 availability and cost within 0.5 points of the calm run; no goroutine left after shutdown. It
 prints one summary line and writes a markdown report with the fault timeline.`,
 		Example: `  arbiter soak --trace ../shared/data/traces/skyserve/AWS1              # 72 h of market

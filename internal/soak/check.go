@@ -69,8 +69,8 @@ func (r *rig) checkBooks(ctx context.Context) error {
 var recordedStreams = []string{bus.Market, bus.Telemetry, bus.Fleet}
 
 // checkRecorded waits for the recorder to ack every stream, then counts each table's events in
-// the streams and in the store.
-func (r *rig) checkRecorded(ctx context.Context) error {
+// the streams and in the store; visit sees every event in the streams.
+func (r *rig) checkRecorded(ctx context.Context, visit func(events.Event)) error {
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	ids := map[string]map[string]bool{}
@@ -79,7 +79,7 @@ func (r *rig) checkRecorded(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%w (goroutines: %s)", err, r.dumpStacks())
 		}
-		if err := streamIDs(wctx, r.js, s, last, ids); err != nil {
+		if err := streamIDs(wctx, r.js, s, last, ids, visit); err != nil {
 			return err
 		}
 	}
@@ -167,10 +167,11 @@ func caughtUp(ctx context.Context, js jetstream.JetStream, stream string) (uint6
 // recorded in. A read
 // the cluster does not answer (a consumer not yet in place on every node) starts again where it
 // stopped.
-func streamIDs(ctx context.Context, js jetstream.JetStream, stream string, last uint64, ids map[string]map[string]bool) error {
+func streamIDs(ctx context.Context, js jetstream.JetStream, stream string, last uint64, ids map[string]map[string]bool,
+	visit func(events.Event)) error {
 	next := uint64(1)
 	for tries := 0; next <= last; tries++ {
-		n, err := readFrom(ctx, js, stream, next, last, ids)
+		n, err := readFrom(ctx, js, stream, next, last, ids, visit)
 		next = n
 		if err != nil && tries == 20 {
 			return fmt.Errorf("reading %s from %d: %w", stream, next, err)
@@ -183,7 +184,8 @@ func streamIDs(ctx context.Context, js jetstream.JetStream, stream string, last 
 }
 
 // readFrom reads stream from sequence next up to last and returns the sequence to read next.
-func readFrom(ctx context.Context, js jetstream.JetStream, stream string, next, last uint64, ids map[string]map[string]bool) (uint64, error) {
+func readFrom(ctx context.Context, js jetstream.JetStream, stream string, next, last uint64, ids map[string]map[string]bool,
+	visit func(events.Event)) (uint64, error) {
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: next})
 	if err != nil {
@@ -204,6 +206,7 @@ func readFrom(ctx context.Context, js jetstream.JetStream, stream string, next, 
 			}
 			evs, _ := events.DecodeAll(m.Data()) // what does not decode is the recorder's to dead-letter
 			for _, e := range evs {
+				visit(e)
 				if tbl, ok := recorder.TableOf(e.EventType()); ok {
 					if ids[tbl] == nil {
 						ids[tbl] = map[string]bool{}

@@ -2,8 +2,10 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -89,6 +91,16 @@ func (c *cluster) start(i int) error {
 	return nil
 }
 
+// nodeOf is the node nc is connected to now, -1 when none.
+func (c *cluster) nodeOf(nc *nats.Conn) int {
+	for i, p := range c.ports {
+		if strings.HasSuffix(nc.ConnectedUrl(), ":"+strconv.Itoa(p)) {
+			return i
+		}
+	}
+	return -1
+}
+
 func (c *cluster) store(i int) string { return filepath.Join(c.dir, "n"+strconv.Itoa(i)) }
 
 // stop stops node i as a crash would leave it: its store as it is on disk.
@@ -119,13 +131,16 @@ func (c *cluster) urls(first int) string {
 	return strings.Join(us, ",")
 }
 
-// connect connects as role, preferring node first; it follows the cluster as nodes come and go.
+// connect connects as role to node first; it follows the cluster as nodes come and go (a
+// connection that lost its node stays on the one it found). The server list is tried in order:
+// nats.go shuffles it by default, which put both arbiters on one node now and then, and a cut of
+// that node then left no arbiter able to lead.
 func (c *cluster) connect(ctx context.Context, role, name string, first int) (*nats.Conn, jetstream.JetStream, error) {
 	opts, err := bus.Auth{Role: role, DefaultCreds: c.creds}.Options()
 	if err != nil {
 		return nil, nil, err
 	}
-	opts = append(opts, nats.ReconnectWait(100*time.Millisecond), nats.RetryOnFailedConnect(true))
+	opts = append(opts, nats.ReconnectWait(100*time.Millisecond), nats.RetryOnFailedConnect(true), nats.DontRandomize())
 	return bus.Connect(ctx, c.urls(first), name, c.log.With("client", name), opts...)
 }
 
@@ -198,11 +213,19 @@ func (c *cluster) close() {
 	os.RemoveAll(c.dir)
 }
 
+// freePort finds a loopback port to listen on, below the kernel's ephemeral range (32768 and
+// up on Linux): a port picked from that range and closed can be taken, before the node binds it,
+// by the local end of any outgoing connection (a proxy dialling a node, a client), which once
+// kept a restarted node from starting ("address already in use").
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port, nil
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("soak: no free loopback port between 20000 and 32000")
 }

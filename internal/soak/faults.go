@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/bus"
@@ -23,8 +25,10 @@ const (
 	storeDown    kind = "history store failing every write"
 	slowKV       kind = "placement KV writes slowed to 500 ms"
 	damageNode   kind = "NATS node stopped, 16 KiB of garbage written into its TELEMETRY block, restarted"
+	slackDown    kind = "Slack answering in 10 s, then refusing (429 ratelimited with Retry-After, 503)"
 )
 
+// kinds are the faults drawn into the window; slackDown goes into the warm-up (slackFault).
 var kinds = []kind{killLeader, killStandby, killRecorder, stopNode, cutNode, storeDown, slowKV, damageNode}
 
 // lasts is how many ticks (30 s of market each) a fault lasts before it is undone.
@@ -36,6 +40,7 @@ type fault struct {
 	kind   kind
 	at     int // tick it starts at
 	end    int // tick it is undone at
+	mid    int // tick a Slack outage turns from slow to refusing
 	node   int // the NATS node, for node faults
 	victim *arb
 	healed chan struct{} // closed when a cut is healed
@@ -88,13 +93,62 @@ func (r *rig) inject(ctx context.Context, f *fault, t int) bool {
 	case f.end:
 		r.undo(ctx, f)
 		r.note(t, "ends: %s%s", f.kind, r.where(f))
+	case f.mid:
+		if f.kind == slackDown {
+			r.slack.setMode(slackRefuse)
+			r.note(t, "Slack refuses every call from now on (429 ratelimited with Retry-After: 1, and 503)")
+		}
 	}
 	return false
 }
 
+// slackFault is the Slack outage of a run whose warm-up begins at tick first: at a seeded tick
+// among the warm-up's first four, where the fleet is launched from nothing and the approval
+// policy holds the launch, so the outage always meets approval questions (a calm window may ask
+// none for hours). The warm-up is not scored, so the questions it makes time out cost the
+// availability and cost compared with the calm run nothing; the window then starts from an empty
+// fleet in both runs. It is slow for its first 40 ticks (10 s: the first ask's call fails at
+// its 10 s deadline as the slow phase ends), then refuses for 24 (the ask is retried and
+// refused), 64 ticks in all; the ask, retried once more as Slack is back, is posted before its
+// deadline (120 ticks).
+func slackFault(seed uint64, first int) fault {
+	at := first + rand.New(rand.NewPCG(seed, 0x51ac)).IntN(4)
+	return fault{kind: slackDown, at: at, mid: at + 40, end: at + 64}
+}
+
+// slackPace is the least wall time a tick takes while Slack is faulty: Slack's delays, the
+// arbiters' deadlines on it and their retries (every 5 s) are wall time, so the market slows
+// down to let them happen in the fault's minutes of market (64 ticks: 16 s).
+const slackPace = 250 * time.Millisecond
+
+// slackAfter is how long, at most, the market stays slow after a Slack fault while holds still
+// wait: the asks Slack refused are tried again every 5 s of wall time, and a hold that waited
+// through the outage must be asked and decided (or timed out) at the market's pace of the
+// outage, not a fast market's, where those seconds are hours.
+const slackAfter = 240
+
+// pace makes tick t, begun at start, last slackPace while a Slack fault is on, and after it while
+// holds still wait (up to slackAfter ticks).
+func (r *rig) pace(start time.Time, t int) {
+	for _, f := range r.faults {
+		if f.kind == slackDown && f.at <= t && (t < f.end || t < f.end+slackAfter && r.holds.waiting()) {
+			time.Sleep(slackPace - time.Since(start))
+			return
+		}
+	}
+}
+
 func (r *rig) where(f *fault) string {
 	switch f.kind {
-	case stopNode, cutNode, damageNode:
+	case cutNode: // who is on the cut node matters: a client there stays on it, cut off too
+		var on []string
+		for _, a := range r.arbs {
+			if a.alive {
+				on = append(on, fmt.Sprintf("%s on n%d", a.id, r.cl.nodeOf(a.nc)))
+			}
+		}
+		return fmt.Sprintf(" (node n%d; %s)", f.node, strings.Join(on, ", "))
+	case stopNode, damageNode:
 		return fmt.Sprintf(" (node n%d)", f.node)
 	}
 	if f.victim != nil {
@@ -116,7 +170,7 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 			}
 		}
 	case killRecorder:
-		r.killMidBatch()
+		r.stepping(ctx, r.killMidBatch)
 	case stopNode:
 		r.cl.stop(f.node)
 	case cutNode:
@@ -134,6 +188,8 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 		r.st.failing.Store(true)
 	case slowKV:
 		r.books.delay.Store(int64(500 * time.Millisecond))
+	case slackDown:
+		r.slack.setMode(slackSlow)
 	case damageNode:
 		r.cl.stop(f.node)
 		r.fail(testkit.Damage(filepath.Join(r.cl.store(f.node), "jetstream", "$G", "streams", bus.Telemetry, "msgs")))
@@ -183,18 +239,48 @@ func (r *rig) undo(ctx context.Context, f *fault) {
 		<-f.healed
 	case storeDown:
 		if left := storeWall - time.Since(f.began); left > 0 {
-			time.Sleep(left) // the recorder meets the outage, whatever the market's pace
+			r.stepping(ctx, func() { time.Sleep(left) }) // the recorder meets the outage, whatever the market's pace
 		}
 		r.st.failing.Store(false)
 	case slowKV:
 		r.books.delay.Store(0)
+	case slackDown:
+		r.stepping(ctx, r.slack.heal)
 	}
 	switch f.kind {
 	case stopNode, cutNode, damageNode:
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		r.fail(r.cl.settled(sctx, r.js))
+		r.stepping(ctx, func() { r.fail(r.cl.settled(sctx, r.js)) })
 		cancel()
 	}
+}
+
+// stepping runs do, a wait of the rig's in the middle of a tick, while the living arbiters go on
+// with their rounds at the same instant every leaseTTL/10, as their own timers would: an arbiter
+// not stepped for the lease's TTL loses its lease (it is renewed in Step), and a decision it is
+// asked to apply meanwhile (an approval's timeout, swept on the wall clock) finds it deposed.
+func (r *rig) stepping(ctx context.Context, do func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(leaseTTL / 10)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			for _, a := range r.arbs {
+				if a != nil && a.alive {
+					a.sys.Service.Step(ctx)
+				}
+			}
+		}
+	})
+	do()
+	close(done)
+	wg.Wait()
 }
 
 // note logs a fault with its market time.

@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,13 @@ func (c *counted) doubled() (doubled, actions int) {
 		}
 	}
 	return doubled, len(c.calls)
+}
+
+// callCounts copies how often each action id reached the actuator.
+func (c *counted) callCounts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.calls)
 }
 
 // gate is one arbiter process's way to the actuator: a killed process calls nothing more.

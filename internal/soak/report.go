@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,9 +13,16 @@ func (s *Summary) Line() string {
 	f := s.Faulted
 	pub, rec, lost, dup := f.totals()
 	return fmt.Sprintf("soak: market %s, events %s published / %s recorded (%d lost, %d duplicated), actions %d (%d doubled), "+
-		"leader changes %d, availability %.2f %% (no faults %.2f %%), cost %.2f %% of on-demand (no faults %.2f %%), peak RSS %.0f MB",
-		hours(s.Market), thousands(pub), thousands(rec), lost, dup, f.actions, f.doubled, f.leaderChanges,
+		"%s, leader changes %d, availability %.2f %% (no faults %.2f %%), cost %.2f %% of on-demand (no faults %.2f %%), peak RSS %.0f MB",
+		hours(s.Market), thousands(pub), thousands(rec), lost, dup, f.actions, f.doubled, f.holds.line(), f.leaderChanges,
 		f.result.AvailabilityPct, s.Calm.result.AvailabilityPct, f.result.CostPct, s.Calm.result.CostPct, s.PeakRSSMB)
+}
+
+// line is the holds' part of the summary: holds, then their actions by how they ended.
+func (t holdTally) line() string {
+	return fmt.Sprintf("holds %d (%d actions: %d applied after approval, %d rejected, %d expired, %d pending at the end; "+
+		"%d lost, %d applied unapproved, %d doubled)", t.holds, t.actions, t.applied, t.rejected, t.expired, t.pendingN,
+		t.lost+t.twice, t.unapproved, t.doubled)
 }
 
 // Markdown is the soak's report: the summary, the fault timeline, each table's counts and what
@@ -43,6 +51,17 @@ func (s *Summary) Markdown() string {
 			t := run.tables[n]
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d |\n", n, run.name(), t.published, t.recorded, t.rows)
 		}
+	}
+	b.WriteString("\n## Approvals\n\n| run | holds |\n| --- | --- |\n")
+	for _, run := range []*runStats{s.Calm, s.Faulted} {
+		fmt.Fprintf(&b, "| %s | %s |\n", run.name(), run.holds.line())
+	}
+	fmt.Fprintf(&b, "\nSlack (with faults): %d messages posted, %d calls refused while it was down. Questions asked "+
+		"(market time of the first message):\n\n| hold | first asked | deadline | messages | approver | outcome |\n| --- | --- | --- | --- | --- | --- |\n",
+		s.Faulted.slackPosts, s.Faulted.slackRefused)
+	for _, a := range s.Faulted.asks {
+		fmt.Fprintf(&b, "| %.8s | %s | %s | %d | %s | %s |\n", a.hold, a.first.UTC().Format(time.RFC3339),
+			a.deadline.UTC().Format(time.RFC3339), a.messages, a.choice, cmp.Or(a.outcome, "none"))
 	}
 	fmt.Fprintf(&b, "\nCollector load: %d events acked (%d failed for good); store inserts refused during its outage: %d; DLQ: %d.\n",
 		s.Faulted.loadAcked, s.Faulted.loadFailed, s.Faulted.refused, s.Faulted.dead)

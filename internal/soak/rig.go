@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +15,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/budget"
 	"github.com/bursar-dev/bursar/internal/bus"
-	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/replay"
+	"github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/store"
 	"github.com/bursar-dev/bursar/internal/system"
 )
@@ -50,6 +52,9 @@ type rig struct {
 	act   *counted
 	books *slowBooks
 	arbs  [2]*arb
+	slack *fakeSlack
+	holds *holdWatch
+	warm  bool   // the first tick (the warm-up's) was seen
 	lead  string // identity of the last leader seen
 	clock arbiter.Clock
 	tick  atomic.Int64 // the tick being run
@@ -71,14 +76,16 @@ func (r *rig) clockOf() arbiter.Clock {
 	return r.clock
 }
 
-// arb is one arbiter process: its connection, its system and whether it is alive.
+// arb is one arbiter process: its connection, its system, its Slack interaction endpoint and
+// whether it is alive.
 type arb struct {
-	id    string
-	node  int
-	nc    *nats.Conn
-	sys   *system.System
-	act   *gate
-	alive bool
+	id       string
+	node     int
+	nc       *nats.Conn
+	sys      *system.System
+	act      *gate
+	endpoint string
+	alive    bool
 }
 
 func newRig(o Options, run *runStats, env replay.Env) *rig {
@@ -122,6 +129,7 @@ func (r *rig) Bus(ctx context.Context) (*bus.Publisher, error) {
 		return nil, err
 	}
 	r.pub = bus.NewPublisher(js)
+	r.slack = newFakeSlack(r.now, r.o.Seed)
 	return r.pub, nil
 }
 
@@ -134,6 +142,9 @@ func (r *rig) Start(ctx context.Context, o arbiter.Options) error {
 	r.base = o
 	if r.run.faults {
 		r.faults = schedule(r.o.Seed, r.env.Rules.Window)
+	}
+	if err := r.approvals(ctx, o); err != nil {
+		return err
 	}
 	for i, id := range []string{"a1", "a2"} {
 		a := &arb{id: id, node: i}
@@ -164,7 +175,15 @@ func (r *rig) startArbiter(ctx context.Context, a *arb) error {
 	o.JS, o.Identity, o.Actuator = js, a.id, a.act
 	o.Log = r.log.With("arbiter", a.id)
 	o.Books = r.slow(kv)
-	sys, err := system.New(ctx, system.Options{Arbiter: o, StandBy: true})
+	port, err := freePort()
+	if err != nil {
+		nc.Close()
+		return err
+	}
+	listen := "127.0.0.1:" + strconv.Itoa(port)
+	a.endpoint = "http://" + listen + "/slack/interactions"
+	sys, err := system.New(ctx, system.Options{Arbiter: o, StandBy: true, SlackListen: listen,
+		Slack: slack.Config{Channel: slackChannel, BotToken: slackToken, SigningSecret: slackSecret, APIURL: r.slack.url}})
 	if err != nil {
 		nc.Close()
 		return err
@@ -180,6 +199,14 @@ func (r *rig) startArbiter(ctx context.Context, a *arb) error {
 
 func (r *rig) Step(ctx context.Context, t int) {
 	r.tick.Store(int64(t))
+	if r.run.faults && !r.warm {
+		r.warm = true
+		r.faults = append(r.faults, slackFault(r.o.Seed, t))
+	}
+	defer r.pace(time.Now(), t)
+	if l := r.leader(); l != nil {
+		r.slack.clickDue(ctx, l.endpoint, r.holds.held)
+	}
 	stepped := false
 	for i := range r.faults {
 		stepped = r.inject(ctx, &r.faults[i], t) || stepped
@@ -192,6 +219,26 @@ func (r *rig) Step(ctx context.Context, t int) {
 		}
 	}
 	r.fail(r.ensureLeader(ctx))
+	if slackMode(r.slack.mode.Load()) == slackUp {
+		r.holds.checkStale(r.now())
+	}
+}
+
+// approvals puts the soak's approval policy in the budget bucket and starts following the books
+// for the holds it makes.
+func (r *rig) approvals(ctx context.Context, o arbiter.Options) error {
+	if len(o.Config.Workloads) == 0 {
+		return errors.New("soak: the replay's fleet has no workload")
+	}
+	st, err := budget.OpenStore(ctx, r.js)
+	if err != nil {
+		return err
+	}
+	if _, err := st.Put(ctx, approvalPolicy(o.Config.Workloads[0].Name), "soak", o.Clock.Now()); err != nil {
+		return fmt.Errorf("setting the soak's approval policy: %w", err)
+	}
+	r.holds, err = r.watchHolds(ctx)
+	return err
 }
 
 // ensureLeader steps the living arbiters at this instant until one leads: a takeover costs the
@@ -258,7 +305,12 @@ func (r *rig) fail(err error) {
 // recorder catch up, checks that every event was recorded once, and stops everything.
 func (r *rig) Close() error {
 	ctx := context.WithoutCancel(r.ctx)
+	var drained map[string]bool
+	var lost []string
 	if r.act != nil {
+		var err error
+		drained, lost, err = r.drainHolds(ctx)
+		r.fail(err)
 		r.fail(r.checkBooks(ctx))
 	}
 	for _, a := range r.arbs {
@@ -270,8 +322,18 @@ func (r *rig) Close() error {
 		r.load.stop()
 	}
 	if r.rec != nil {
-		r.fail(r.checkRecorded(ctx))
+		fate := fates{}
+		r.fail(r.checkRecorded(ctx, fate.add))
 		r.rec.stop()
+		if r.holds != nil {
+			r.fail(r.checkHolds(ctx, fate, drained, lost))
+		}
+	}
+	if r.holds != nil {
+		r.holds.stop()
+	}
+	if r.slack != nil {
+		r.slack.close()
 	}
 	if r.nc != nil {
 		r.nc.Close()
@@ -291,57 +353,4 @@ func (r *rig) kill(a *arb) {
 	a.nc.Close()
 	_ = a.sys.Close() // what failed after the kill is the kill's doing
 	a.alive = false
-}
-
-// recording is the recorder running on its own connection.
-type recording struct {
-	nc     *nats.Conn
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (r *rig) startRecorder(ctx context.Context) (*recording, error) {
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	nc, js, err := r.cl.connect(cctx, bus.RoleArbiter, "soak-recorder", 2)
-	if err != nil {
-		return nil, err
-	}
-	rctx, stop := context.WithCancel(ctx)
-	rec := &recording{nc: nc, cancel: stop, done: make(chan error, 1)}
-	// A delivery lost in a node's restart comes back after AckWait: 15 s here, not the default
-	// 5 min, so the run's end need not wait that long for it.
-	cfg := recorder.Config{Log: r.log.With("part", "recorder"), MaxDelay: 250 * time.Millisecond,
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second, Check: time.Second, AckWait: 15 * time.Second}
-	go func() {
-		err := recorder.New(js, r.st, cfg).Run(rctx)
-		if err != nil && rctx.Err() == nil {
-			r.fail(fmt.Errorf("the recorder stopped: %w", err))
-		}
-		rec.done <- err
-	}()
-	return rec, nil
-}
-
-// stop kills the recorder: its connection first, so nothing in flight is acked.
-func (rec *recording) stop() {
-	rec.nc.Close()
-	rec.cancel()
-	<-rec.done
-}
-
-// ensure creates the streams and buckets at R3, trying again while the cluster does not yet
-// know all its peers ("no suitable peers for placement").
-func ensure(ctx context.Context, js jetstream.JetStream) error {
-	for {
-		err := bus.Ensure(ctx, js, bus.Options{Replicas: nodes, LeaseTTL: leaseTTL})
-		if err == nil || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }

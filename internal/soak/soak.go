@@ -57,6 +57,10 @@ type runStats struct {
 	loadFailed     int64
 	refused        int64
 	streamLost     int64 // events acked to the collector that the TELEMETRY stream no longer holds
+	holds          holdTally
+	slackPosts     int   // messages the fake Slack took (approval questions and alerts)
+	slackRefused   int   // calls it refused while down
+	asks           []ask // the questions it was asked, in order
 	wall           time.Duration
 }
 
@@ -140,6 +144,9 @@ func (s *Summary) check() {
 		}
 		for _, m := range run.bookMismatches {
 			s.broken("%s: books and actuator differ: %s", name, m)
+		}
+		for _, p := range run.holds.problems {
+			s.broken("%s: %s", name, p)
 		}
 	}
 	ca, fa := s.Calm.result.AvailabilityPct, s.Faulted.result.AvailabilityPct

@@ -1,0 +1,194 @@
+package soak
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	bslack "github.com/bursar-dev/bursar/internal/slack"
+)
+
+// choice is what the soak's approver does about an approval question.
+type choice int
+
+const (
+	approve choice = iota
+	reject
+	lateApprove // Approve, clicked after the deadline: it must not count
+)
+
+func (c choice) String() string { return [...]string{"approve", "reject", "approve late"}[c] }
+
+// approvalTimeout is the soak policy's approval timeout (market time).
+const approvalTimeout = time.Hour
+
+// tickLength is the replay's tick of market time.
+const tickLength = 30 * time.Second
+
+// decide draws what the approver does about hold and when, from the seed and the hold id alone,
+// so the run without faults and the run with them decide the same hold the same way. The delay
+// counts from when the hold was first asked (its deadline less the policy's timeout), which is
+// market time of the arbiter's pass, whatever Slack's delays.
+func decide(seed uint64, hold string, deadline time.Time) (choice, time.Time) {
+	h := fnv.New64a()
+	_ = binary.Write(h, binary.LittleEndian, seed)
+	h.Write([]byte(hold))
+	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
+	asked := deadline.Add(-approvalTimeout)
+	ticks := int(approvalTimeout / tickLength)
+	switch n := rng.IntN(100); {
+	case n < 60:
+		return approve, asked.Add(time.Duration(1+rng.IntN(ticks*2/3)) * tickLength)
+	case n < 85:
+		return reject, asked.Add(time.Duration(1+rng.IntN(ticks*2/3)) * tickLength)
+	default:
+		return lateApprove, deadline.Add(time.Duration(1+rng.IntN(10)) * tickLength)
+	}
+}
+
+// maxClicks bounds how often the approver clicks one question that nothing came of (no arbiter
+// had it pending, or it could not apply the decision). The approver clicks again every
+// clickAgain while the books still hold the hold: past its deadline, a click times it out (the
+// arbiter's own sweep runs on the wall clock, hours of a fast market apart).
+const maxClicks = 1000
+
+// clickTimeout is how long Slack waits for the interaction endpoint.
+const clickTimeout = 3 * time.Second
+
+// clickWait is how long a tick waits for its clicks' answers before the market moves on: an
+// endpoint that answers at once (the arbiter decided) has decided within the tick; one held up by
+// a slow Slack (telling the user privately why the click did nothing) answers later, as Slack
+// lets the user go on.
+const clickWait = 250 * time.Millisecond
+
+// clickAgain is how long the approver waits before clicking again on a question nothing came of.
+const clickAgain = 2 * time.Minute
+
+// clickDue sends the clicks due at the market's time to endpoint, the leading arbiter's
+// interaction URL (Slack's request URL routes to the leader), signed as Slack signs them, and
+// waits for the answers as Slack does. A click that decided nothing is sent again on a later
+// tick while held says the hold still waits, up to maxClicks.
+func (f *fakeSlack) clickDue(ctx context.Context, endpoint string, held func(hold string) bool) {
+	now := f.now()
+	var due []click
+	f.mu.Lock()
+	for _, id := range f.order {
+		a := f.asks[id]
+		if a.outcome != "" || now.Before(a.due) || now.Before(a.again) || a.clicks >= maxClicks || a.clicks > 0 && !held(id) {
+			continue
+		}
+		a.clicks++
+		a.again = now.Add(clickAgain)
+		if a.clickAt.IsZero() {
+			a.clickAt = now
+		}
+		f.seq++
+		due = append(due, click{hold: id, channel: a.channel, ts: a.ts, approve: a.choice != reject, n: f.seq})
+	}
+	f.mu.Unlock()
+	f.send(ctx, endpoint, due)
+}
+
+// click is one button click on an approval message; n makes it unique, as Slack's trigger ids.
+type click struct {
+	hold, channel, ts string
+	approve           bool
+	n                 int
+}
+
+// send sends the clicks at once and waits for their answers, up to clickWait; the fake's close
+// waits for the rest.
+func (f *fakeSlack) send(ctx context.Context, endpoint string, clicks []click) {
+	var wg sync.WaitGroup
+	for _, c := range clicks {
+		wg.Go(func() { f.click(ctx, endpoint, c) })
+	}
+	done := make(chan struct{})
+	f.clicking.Go(func() { wg.Wait(); close(done) })
+	select {
+	case <-done:
+	case <-time.After(clickWait):
+	}
+}
+
+// click posts one button click to the endpoint as Slack does: a form with the block_actions
+// payload, signed with the signing secret at the wall clock's time.
+func (f *fakeSlack) click(ctx context.Context, endpoint string, c click) {
+	hold, channel, ts, n := c.hold, c.channel, c.ts, c.n
+	button, label := bslack.ActionApprove, "Approve"
+	if !c.approve {
+		button, label = bslack.ActionReject, "Reject"
+	}
+	payload, _ := json.Marshal(reply{
+		"type": "block_actions", "api_app_id": "A0SOAKAPP", "trigger_id": fmt.Sprintf("%d.soak.%d", n, time.Now().UnixNano()),
+		"user":      reply{"id": slackApprover, "username": "soak", "name": "soak", "team_id": "T0SOAK"},
+		"team":      reply{"id": "T0SOAK", "domain": "soak"},
+		"channel":   reply{"id": channel, "name": "finops"},
+		"container": reply{"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": false},
+		"message":   reply{"type": "message", "ts": ts, "text": "Approval needed", "bot_id": "B0SOAKBOT"},
+		"actions": []reply{{"action_id": button, "block_id": "bursar_approval", "value": hold, "type": "button",
+			"text": reply{"type": "plain_text", "text": label}, "action_ts": fmt.Sprintf("1764482460.%06d", n%1e6)}},
+	})
+	body := []byte("payload=" + url.QueryEscape(string(payload)))
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), clickTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	at := time.Now().Unix()
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(at, 10))
+	req.Header.Set("X-Slack-Signature", bslack.Sign(slackSecret, at, body))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// rejectNow clicks Reject on every question of holds that Slack has.
+func (f *fakeSlack) rejectNow(ctx context.Context, endpoint string, holds map[string]bool) {
+	var todo []click
+	f.mu.Lock()
+	for id := range holds {
+		if a := f.asks[id]; a != nil && a.outcome == "" {
+			f.seq++
+			a.clicks++
+			todo = append(todo, click{hold: id, channel: a.channel, ts: a.ts, n: f.seq})
+		}
+	}
+	f.mu.Unlock()
+	f.send(ctx, endpoint, todo)
+}
+
+// stillOpen are the holds Slack has no decision on: never asked, or not decided.
+func (f *fakeSlack) stillOpen(holds map[string]bool) map[string]bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]bool{}
+	for id := range holds {
+		if a := f.asks[id]; a == nil || a.outcome == "" {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// snapshot copies what the fake saw, by hold id.
+func (f *fakeSlack) snapshot() map[string]ask {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]ask, len(f.asks))
+	for id, a := range f.asks {
+		out[id] = *a
+	}
+	return out
+}

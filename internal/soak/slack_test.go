@@ -1,0 +1,163 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/bus/bustest"
+	"github.com/bursar-dev/bursar/internal/events"
+	bslack "github.com/bursar-dev/bursar/internal/slack"
+)
+
+// marketClock is a settable market time.
+type marketClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *marketClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *marketClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// approvalsOn is Bursar's Slack approvals on the fake, with its signed interaction endpoint, on a
+// real JetStream; decisions are collected.
+func approvalsOn(t *testing.T, f *fakeSlack, clk *marketClock) (*bslack.Approvals, string, func() []bslack.Decision) {
+	env := bustest.Start(t)
+	log := slog.New(slog.DiscardHandler)
+	a := bslack.NewApprovals(slackgo.New(slackToken, slackgo.OptionAPIURL(f.url)), slackChannel,
+		bus.NewPublisher(env.JS), clk.now, log)
+	var mu sync.Mutex
+	var got []bslack.Decision
+	a.OnDecision = func(_ context.Context, d bslack.Decision) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, d)
+		return nil
+	}
+	srv := httptest.NewServer(bslack.NewInteractionHandler(bslack.NewVerifier(slackSecret, time.Now), a, log))
+	t.Cleanup(srv.Close)
+	return a, srv.URL, func() []bslack.Decision { mu.Lock(); defer mu.Unlock(); return append([]bslack.Decision(nil), got...) }
+}
+
+func request(hold string) bslack.Request {
+	return bslack.Request{Plan: events.PlanDecided{PlanID: hold, Workload: "svc", USDPerHourWas: 3, USDPerHourNow: 4,
+		Actions: []events.PlanAction{{ID: hold + "-a", Kind: "launch", Location: "z1", Offer: "z1/z1/replay/spot",
+			Market: events.Spot, Replicas: 1, Delta: 1, Reason: "hedge", NeedsApproval: true}}},
+		Approvers: []string{slackApprover}, Timeout: approvalTimeout}
+}
+
+// TestFakeSlackTakesAsksAndClicksAsSlackDoes: Bursar's own Slack client posts a question to the
+// fake, which reads the hold and deadline from the message; at the seeded moment its approver's
+// click, signed as Slack signs it, reaches Bursar's interaction endpoint and decides the hold as
+// the seed said; the decision's chat.update is seen. A refusing Slack fails the ask.
+func TestFakeSlackTakesAsksAndClicksAsSlackDoes(t *testing.T) {
+	ctx := context.Background()
+	clk := &marketClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+	f := newFakeSlack(clk.now, 7)
+	defer f.close()
+	a, endpoint, decided := approvalsOn(t, f, clk)
+
+	if _, err := a.Ask(ctx, request("hold-1")); err != nil {
+		t.Fatal(err)
+	}
+	got := f.snapshot()["hold-1"]
+	if got.messages != 1 || !got.deadline.Equal(clk.now().Add(approvalTimeout)) {
+		t.Fatalf("the fake saw %+v, want one message with the deadline %s", got, clk.now().Add(approvalTimeout))
+	}
+	drawn, due := decide(7, "hold-1", got.deadline)
+	if got.choice != drawn || !got.due.Equal(due) {
+		t.Errorf("approver will %s at %s, the seed says %s at %s", got.choice, got.due, drawn, due)
+	}
+	f.clickDue(ctx, endpoint, func(string) bool { return true })
+	if len(decided()) != 0 {
+		t.Fatalf("decided before the approver's moment: %+v", decided())
+	}
+	clk.add(due.Sub(clk.now()))
+	f.clickDue(ctx, endpoint, func(string) bool { return true })
+	want := map[choice]events.ActionStatus{approve: events.ActionApproved, reject: events.ActionRejected, lateApprove: events.ActionRejected}[drawn]
+	if d := decided(); len(d) != 1 || d[0].Status != want {
+		t.Fatalf("decisions %+v, want one %s", d, want)
+	}
+	if o := f.snapshot()["hold-1"].outcome; o == "" {
+		t.Error("the fake did not see the message updated with the decision")
+	}
+
+	f.setMode(slackRefuse)
+	for i := range 2 { // a 429 ratelimited, then a 503
+		_, err := a.Ask(ctx, request("hold-"+string(rune('2'+i))))
+		var rl *slackgo.RateLimitedError
+		if err == nil || i == 0 && !errors.As(err, &rl) {
+			t.Errorf("ask %d while Slack refuses: %v, want an error (the first rate limited)", i, err)
+		}
+	}
+	if n := len(f.snapshot()); n != 1 {
+		t.Errorf("the fake holds %d questions, want only the first (refused posts post nothing)", n)
+	}
+}
+
+// TestDecideIsSeeded: the approver's choice and moment depend on the seed and the hold alone, and
+// the seed's draws cover every choice.
+func TestDecideIsSeeded(t *testing.T) {
+	deadline := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
+	seen := map[choice]int{}
+	for i := range 200 {
+		hold := "hold-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		c, at := decide(3, hold, deadline)
+		if c2, at2 := decide(3, hold, deadline); c2 != c || !at2.Equal(at) {
+			t.Fatalf("%s: %s at %s, then %s at %s", hold, c, at, c2, at2)
+		}
+		if late := !at.Before(deadline); late != (c == lateApprove) {
+			t.Errorf("%s: %s at %s against the deadline %s", hold, c, at, deadline)
+		}
+		seen[c]++
+	}
+	if len(seen) != 3 {
+		t.Errorf("choices drawn: %v, want all three", seen)
+	}
+}
+
+// TestQuestionReadsMalformedMessages: what is not an approval message (or not JSON) is no
+// question; a question without a readable deadline has none.
+func TestQuestionReadsMalformedMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name, blocks, wantHold string
+		wantDeadline           time.Time
+	}{
+		{"empty", "", "", time.Time{}},
+		{"not JSON", "{[", "", time.Time{}},
+		{"alert, no buttons", `[{"type":"section","text":{"type":"mrkdwn","text":"Reclaim handled"}}]`, "", time.Time{}},
+		{"button without a value", `[{"type":"actions","elements":[{"action_id":"bursar_approve"}]}]`, "", time.Time{}},
+		{"deadline unreadable", `[{"type":"actions","elements":[{"action_id":"bursar_approve","value":"h"}]},` +
+			`{"type":"mrkdwn","text":"*Decide by*\n<!date^x|soon>"}]`, "h", time.Time{}},
+		{"question", `[{"type":"mrkdwn","text":"*Decide by*\n<!date^1704070800^{time}|2024-01-01T01:00:00Z> (then rejected)"},` +
+			`{"type":"actions","elements":[{"action_id":"bursar_approve","value":"h"}]}]`, "h", time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hold, deadline, ok := question(tc.blocks)
+			if hold != tc.wantHold || ok != (tc.wantHold != "") || !deadline.Equal(tc.wantDeadline) {
+				t.Errorf("question = %q, %s, %v; want %q, %s", hold, deadline, ok, tc.wantHold, tc.wantDeadline)
+			}
+		})
+	}
+}
+
+func FuzzQuestion(f *testing.F) {
+	f.Add(`[{"type":"actions","elements":[{"action_id":"bursar_approve","value":"h"}]}]`, "Plan for svc approved by U0")
+	f.Add(`{"text":"Decide by <!date^1|2024-01-01T00:00:00Z"}`, "rejected by ")
+	f.Fuzz(func(t *testing.T, blocks, text string) {
+		hold, _, ok := question(blocks)
+		if ok != (hold != "") {
+			t.Errorf("question(%q) = %q, %v", blocks, hold, ok)
+		}
+		if outcomeOf(text) == "" {
+			t.Errorf("outcomeOf(%q) is empty: an update would count as no decision", text)
+		}
+	})
+}
