@@ -128,10 +128,21 @@ arbiter:
          kubernetes: {spot: llm-spot, on_demand: llm-od}}
       - {name: batch, gpu: {models: [A100-80GB], count: 1}, replicas: {min: 0, max: 2}, markets: [reserved],
          kubernetes: {kind: StatefulSet, reserved: batch-rsv}}
+      - {name: tune, kind: job, gpu: {models: [H100-80GB], count: 1}, markets: [spot, on_demand],
+         job: {work: 48h, deadline_in: 52h, overhead: 3m}, kubernetes: {kind: Job, spot: tune-spot, on_demand: tune-od}}
 collector: {gpu: {hostNetwork: true, runtimeClassName: nvidia}}
 report: {mode: cronjob}
 serviceMonitor: {enabled: true, labels: {release: prometheus}}
 imagePullSecrets: [{name: ghcr}]
+`,
+	"jobs only": `
+arbiter:
+  fleet:
+    locations:
+      - {name: home, provider: aws, region: us-east-1, actuator: {kind: kubernetes, namespace: train}}
+    workloads:
+      - {name: tune, kind: job, gpu: {models: [H100-80GB], count: 1}, markets: [spot],
+         job: {work: 10h, deadline_in: 20h, overhead: 5m}, kubernetes: {kind: Job, spot: tune-spot}}
 `,
 	"arbiter only": `
 collector: {gpu: {enabled: false}, prices: {enabled: false}}
@@ -195,14 +206,15 @@ func TestArbiterIsHighlyAvailableAndProbed(t *testing.T) {
 }
 
 // TestRoleGrantsScaleAndNothingMore: in each namespace of a location in this cluster, and no
-// other, the arbiter may read and set the scale of the objects the fleet names, read them, and
-// list pods; cluster-wide only get nodes.
+// other, the arbiter may read and set the scale of the objects the fleet names, read them, read
+// and update its jobs' Jobs, and list pods; cluster-wide only get nodes.
 func TestRoleGrantsScaleAndNothingMore(t *testing.T) {
 	objs := render(t, valueSets["everything"])
 	names := []string{"batch-rsv", "llm-od", "llm-spot"}
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale", "statefulsets/scale"}, ResourceNames: names, Verbs: []string{"get", "update"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, ResourceNames: names, Verbs: []string{"get"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, ResourceNames: []string{"tune-od", "tune-spot"}, Verbs: []string{"get", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 	}
 	var roles []string
@@ -230,6 +242,24 @@ func TestRoleGrantsScaleAndNothingMore(t *testing.T) {
 	cr := objs["ClusterRole/bursar-arbiter-nodes"].(*rbacv1.ClusterRole)
 	if fmt.Sprint(cr.Rules) != fmt.Sprint([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}}}) {
 		t.Errorf("ClusterRole = %v, want get nodes only", cr.Rules)
+	}
+}
+
+// TestRoleNeverGrantsEveryObject: a rule that names objects names at least one, in every value
+// set (a rule with an empty resourceNames grants every object of its kind).
+func TestRoleNeverGrantsEveryObject(t *testing.T) {
+	for name, values := range valueSets {
+		for k, o := range render(t, values) {
+			r, ok := o.(*rbacv1.Role)
+			if !ok {
+				continue
+			}
+			for _, rule := range r.Rules {
+				if !slices.Contains(rule.Resources, "pods") && len(rule.ResourceNames) == 0 {
+					t.Errorf("%s: %s grants every %v", name, k, rule.Resources)
+				}
+			}
+		}
 	}
 }
 
