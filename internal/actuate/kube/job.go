@@ -20,7 +20,7 @@ const AnnotationCheckpoint = "bursar.dev/checkpoint-requested"
 // A job runs as one batch/v1 Job per location and market, created suspended by its owner: the
 // arbiter starts it by setting spec.suspend to false (one replica) and stops it by setting it to
 // true (zero), so Kubernetes keeps the Job's pods, history and checkpoint volume as it always
-// does. Its identity needs get, update and patch on jobs.
+// does. Its identity needs get and update on jobs (batch).
 
 // isJob says whether the target is a batch/v1 Job.
 func (t target) isJob() bool { return t.kind == fleet.KubeJob }
