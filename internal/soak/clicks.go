@@ -34,22 +34,24 @@ const approvalTimeout = time.Hour
 // tickLength is the replay's tick of market time.
 const tickLength = 30 * time.Second
 
-// decide draws what the approver does about hold and when, from the seed and the hold id alone,
-// so the run without faults and the run with them decide the same hold the same way. The delay
-// counts from when the hold was first asked (its deadline less the policy's timeout), which is
-// market time of the arbiter's pass, whatever Slack's delays.
-func decide(seed uint64, hold string, deadline time.Time) (choice, time.Time) {
+// decide draws what the approver does about a hold and when, from the seed and the market hour
+// the hold was first asked in (its deadline less the policy's timeout: market time of the
+// arbiter's pass, whatever Slack's delays). Not from the hold's id: a fault shifts the plans by a
+// tick or two and with them the action ids, and the run without faults and the run with them must
+// decide the same questions the same way, or their availability differs by the approver's whims.
+func decide(seed uint64, deadline time.Time) (choice, time.Time) {
+	asked := deadline.Add(-approvalTimeout)
+	hour := asked.Truncate(time.Hour)
 	h := fnv.New64a()
 	_ = binary.Write(h, binary.LittleEndian, seed)
-	h.Write([]byte(hold))
+	_ = binary.Write(h, binary.LittleEndian, hour.Unix())
 	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-	asked := deadline.Add(-approvalTimeout)
 	ticks := int(approvalTimeout / tickLength)
 	switch n := rng.IntN(100); {
-	case n < 60:
-		return approve, asked.Add(time.Duration(1+rng.IntN(ticks*2/3)) * tickLength)
-	case n < 85:
-		return reject, asked.Add(time.Duration(1+rng.IntN(ticks*2/3)) * tickLength)
+	case n < 75:
+		return approve, asked.Add(time.Duration(1+rng.IntN(ticks/3)) * tickLength)
+	case n < 90:
+		return reject, asked.Add(time.Duration(1+rng.IntN(ticks/3)) * tickLength)
 	default:
 		return lateApprove, deadline.Add(time.Duration(1+rng.IntN(10)) * tickLength)
 	}

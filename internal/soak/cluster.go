@@ -131,16 +131,16 @@ func (c *cluster) urls(first int) string {
 	return strings.Join(us, ",")
 }
 
-// connect connects as role to node first; it follows the cluster as nodes come and go (a
-// connection that lost its node stays on the one it found). The server list is tried in order:
-// nats.go shuffles it by default, which put both arbiters on one node now and then, and a cut of
-// that node then left no arbiter able to lead.
-func (c *cluster) connect(ctx context.Context, role, name string, first int) (*nats.Conn, jetstream.JetStream, error) {
+// connect connects as role, preferring node first (nats.go shuffles the server list unless
+// extra has nats.DontRandomize); it follows the cluster as nodes come and go (a connection that
+// lost its node stays on the one it found).
+func (c *cluster) connect(ctx context.Context, role, name string, first int, extra ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
 	opts, err := bus.Auth{Role: role, DefaultCreds: c.creds}.Options()
 	if err != nil {
 		return nil, nil, err
 	}
-	opts = append(opts, nats.ReconnectWait(100*time.Millisecond), nats.RetryOnFailedConnect(true), nats.DontRandomize())
+	opts = append(opts, nats.ReconnectWait(100*time.Millisecond), nats.RetryOnFailedConnect(true))
+	opts = append(opts, extra...)
 	return bus.Connect(ctx, c.urls(first), name, c.log.With("client", name), opts...)
 }
 

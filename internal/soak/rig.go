@@ -161,7 +161,9 @@ func (r *rig) Start(ctx context.Context, o arbiter.Options) error {
 func (r *rig) startArbiter(ctx context.Context, a *arb) error {
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	nc, js, err := r.cl.connect(cctx, bus.RoleArbiter, "soak-"+a.id, a.node)
+	// Each arbiter on its own node, in order: shuffled, both sometimes shared one, and a cut of
+	// that node left no arbiter able to lead although two nodes kept quorum.
+	nc, js, err := r.cl.connect(cctx, bus.RoleArbiter, "soak-"+a.id, a.node, nats.DontRandomize())
 	if err != nil {
 		return err
 	}

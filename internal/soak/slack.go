@@ -198,7 +198,7 @@ func (f *fakeSlack) asked(hold, ch, ts string, deadline time.Time) {
 	a := f.asks[hold]
 	if a == nil {
 		a = &ask{hold: hold, first: f.now(), deadline: deadline}
-		a.choice, a.due = decide(f.seed, hold, deadline)
+		a.choice, a.due = decide(f.seed, deadline)
 		f.asks[hold] = a
 		f.order = append(f.order, hold)
 	}

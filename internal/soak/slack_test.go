@@ -71,7 +71,7 @@ func TestFakeSlackTakesAsksAndClicksAsSlackDoes(t *testing.T) {
 	if got.messages != 1 || !got.deadline.Equal(clk.now().Add(approvalTimeout)) {
 		t.Fatalf("the fake saw %+v, want one message with the deadline %s", got, clk.now().Add(approvalTimeout))
 	}
-	drawn, due := decide(7, "hold-1", got.deadline)
+	drawn, due := decide(7, got.deadline)
 	if got.choice != drawn || !got.due.Equal(due) {
 		t.Errorf("approver will %s at %s, the seed says %s at %s", got.choice, got.due, drawn, due)
 	}
@@ -102,19 +102,20 @@ func TestFakeSlackTakesAsksAndClicksAsSlackDoes(t *testing.T) {
 	}
 }
 
-// TestDecideIsSeeded: the approver's choice and moment depend on the seed and the hold alone, and
+// TestDecideIsSeeded: the approver's choice and moment depend on the seed and the market hour of
+// the ask alone (a hold asked a few ticks later in the same hour is decided the same way), and
 // the seed's draws cover every choice.
 func TestDecideIsSeeded(t *testing.T) {
-	deadline := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
+	start := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
 	seen := map[choice]int{}
 	for i := range 200 {
-		hold := "hold-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
-		c, at := decide(3, hold, deadline)
-		if c2, at2 := decide(3, hold, deadline); c2 != c || !at2.Equal(at) {
-			t.Fatalf("%s: %s at %s, then %s at %s", hold, c, at, c2, at2)
+		deadline := start.Add(time.Duration(i) * time.Hour)
+		c, at := decide(3, deadline)
+		if c2, at2 := decide(3, deadline.Add(2*tickLength)); c2 != c || !at2.Equal(at.Add(2*tickLength)) {
+			t.Fatalf("deadline %s: %s at %s; two ticks later %s at %s", deadline, c, at, c2, at2)
 		}
 		if late := !at.Before(deadline); late != (c == lateApprove) {
-			t.Errorf("%s: %s at %s against the deadline %s", hold, c, at, deadline)
+			t.Errorf("deadline %s: %s at %s", deadline, c, at)
 		}
 		seen[c]++
 	}
