@@ -47,6 +47,10 @@ type loop struct {
 	committed atomic.Uint64       // highest stream sequence whose batch is in the store
 	delivered int                 // messages read
 	acked     int                 // messages acked
+	// seen counts the messages the iterator handed over and waiting says the loop is waiting
+	// for the next one: the stall watch (see stalled) reads them from its own goroutine.
+	seen    atomic.Uint64
+	waiting atomic.Bool
 }
 
 // run reads and cuts batches here and commits them in a second goroutine, so that encoding the
@@ -128,7 +132,13 @@ func (l *loop) next(ctx context.Context, it jetstream.MessagesContext, b *batch)
 	if !b.empty() && b.pending == 0 {
 		wait = max(time.Until(b.start.Add(l.r.cfg.MaxDelay+l.r.cfg.Grace)), time.Millisecond)
 	}
-	return it.Next(jetstream.NextMaxWait(wait))
+	l.waiting.Store(true)
+	m, err := it.Next(jetstream.NextMaxWait(wait))
+	l.waiting.Store(false)
+	if err == nil {
+		l.seen.Add(1)
+	}
+	return m, err
 }
 
 func (l *loop) newBatch() *batch {

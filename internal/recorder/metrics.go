@@ -10,6 +10,7 @@ type metrics struct {
 	dead     *prometheus.CounterVec
 	failures *prometheus.CounterVec
 	resets   *prometheus.CounterVec
+	stalls   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -28,9 +29,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Failed attempts to insert into ClickHouse or store a dead message."}, []string{"stream"}),
 		resets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_resets_total",
 			Help: "Consumers restarted because their stream lost messages they had read (a damaged store)."}, []string{"stream"}),
+		stalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_stalls_total",
+			Help: "Reads started over because the consumer held messages but nobody was pulling them (a lost pull request)."}, []string{"stream"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.resets)
+		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.resets, m.stalls)
 	}
 	return m
 }

@@ -180,7 +180,7 @@ func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consu
 		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = info.Config.DeliverPolicy, info.Config.OptStartSeq, info.Config.OptStartTime
 		reset := true
 		switch {
-		case ahead(info, last):
+		case isAhead(info, last):
 			r.rewind(&cc, info, stream, last)
 		case info.NumAckPending > 0:
 			cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1, nil
@@ -202,12 +202,13 @@ func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consu
 }
 
 // runStream records one stream until ctx ends, starting over on a fresh consumer whenever the
-// stream falls behind it.
+// stream falls behind it, and on a fresh read whenever its read stalls.
 func (r *Recorder) runStream(ctx context.Context, stream string) error {
 	for {
 		sctx, cancel := context.WithCancelCause(ctx)
 		err := r.recordStream(sctx, cancel, stream)
-		behind := errors.Is(context.Cause(sctx), errBehind)
+		cause := context.Cause(sctx)
+		behind := errors.Is(cause, errBehind) || errors.Is(cause, errStalled)
 		cancel(nil)
 		if err != nil || ctx.Err() != nil || !behind {
 			return err
@@ -233,7 +234,7 @@ func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseF
 		return fmt.Errorf("consuming %s: %w", cc.Durable, err)
 	}
 	defer it.Stop()
-	go r.watch(ctx, behind, stream, cons)
+	go r.watch(ctx, behind, l, cons)
 	return l.run(ctx, it)
 }
 

@@ -12,12 +12,15 @@ import (
 // errBehind ends a stream's run when the stream fell behind its consumer.
 var errBehind = errors.New("the stream is behind its consumer")
 
-// ahead reports whether a consumer has read past its stream's last message. It happens when the
+// errStalled ends a stream's run when its read stalled (see stalled).
+var errStalled = errors.New("nobody is pulling the consumer's messages")
+
+// isAhead reports whether a consumer has read past its stream's last message. It happens when the
 // stream lost messages: a message block damaged on disk makes the server come back with only
 // what precedes the damage, its last sequence below what the consumer read. The consumer then
 // waits for a sequence that new messages reach only after as many more arrive, and delivers
 // nothing in the meantime: every event published until then would be lost without a word.
-func ahead(info *jetstream.ConsumerInfo, last uint64) bool {
+func isAhead(info *jetstream.ConsumerInfo, last uint64) bool {
 	return info.Delivered.Stream > last || info.AckFloor.Stream > last
 }
 
@@ -60,12 +63,14 @@ func (r *Recorder) lastSeq(ctx context.Context, stream string) (uint64, error) {
 	return st.CachedInfo().State.LastSeq, nil
 }
 
-// watch checks every Check that the stream has not fallen behind cons, and ends the stream's
-// run (behind) when it has, so it starts over on a rewound consumer.
-func (r *Recorder) watch(ctx context.Context, behind context.CancelCauseFunc, stream string, cons jetstream.Consumer) {
+// watch checks every Check that the stream has not fallen behind l's consumer cons, and that
+// the read has not stalled; it ends the stream's run (behind) when either holds, so it starts
+// over on a rewound consumer or a fresh read.
+func (r *Recorder) watch(ctx context.Context, behind context.CancelCauseFunc, l *loop, cons jetstream.Consumer) {
 	t := time.NewTicker(r.cfg.Check)
 	defer t.Stop()
-	seen := 0
+	ahead, stuck := 0, 0
+	seen := l.seen.Load()
 	for {
 		select {
 		case <-ctx.Done():
@@ -76,16 +81,36 @@ func (r *Recorder) watch(ctx context.Context, behind context.CancelCauseFunc, st
 		if err != nil {
 			continue // the server may be restarting; the next check sees it
 		}
-		last, err := r.lastSeq(ctx, stream)
-		if err != nil || !ahead(info, last) {
-			seen = 0
-			continue
+		if last, err := r.lastSeq(ctx, l.stream); err == nil && isAhead(info, last) {
+			// A cluster electing a stream leader can answer from a replica not yet caught up
+			// for a moment; a stream that lost messages stays behind.
+			ahead++
+		} else {
+			ahead = 0
 		}
-		// A cluster electing a stream leader can answer from a replica not yet caught up for
-		// a moment; a stream that lost messages stays behind.
-		if seen++; seen >= confirmations {
+		if now := l.seen.Load(); now == seen && l.waiting.Load() && stalled(info) {
+			stuck++
+		} else {
+			stuck, seen = 0, now
+		}
+		switch {
+		case ahead >= confirmations:
 			behind(errBehind)
+			return
+		case stuck >= confirmations:
+			r.metrics.stalls.WithLabelValues(l.stream).Inc()
+			l.log.Warn("the consumer holds messages but nobody pulls them (a pull request lost in a leader change?); reading again",
+				"consumer", l.durable, "pending", info.NumPending)
+			behind(errStalled)
 			return
 		}
 	}
+}
+
+// stalled says a consumer holds messages for its reader but has no pull request waiting and
+// room to deliver: the reader's pull request was lost (a consumer leader change can drop it
+// without the client asking again: nats-io/nats.go#2063), and the iterator would wait for ever.
+func stalled(info *jetstream.ConsumerInfo) bool {
+	room := info.Config.MaxAckPending <= 0 || info.NumAckPending < info.Config.MaxAckPending
+	return info.NumPending > 0 && info.NumWaiting == 0 && room
 }

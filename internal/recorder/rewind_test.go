@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -109,5 +110,30 @@ func TestLostAcksAreSentAgain(t *testing.T) {
 	}
 	if n := queryInt(t, st, "SELECT count() AS n FROM "+st.Table("gpu_sample")); n != 50 {
 		t.Errorf("%d rows, want 50", n)
+	}
+}
+
+// TestStalledNeedsPendingMessagesNobodyPullsAndRoom: a read is stalled only when the consumer
+// holds messages, no pull request waits for them and it may still deliver; a consumer at its
+// ack-pending limit (the store is refusing, nothing gets acked) is waiting, not stalled.
+func TestStalledNeedsPendingMessagesNobodyPullsAndRoom(t *testing.T) {
+	for _, c := range []struct {
+		name                      string
+		pending, waiting, ackPend uint64
+		maxAckPending             int
+		want                      bool
+	}{
+		{"a lost pull request", 488, 0, 0, 4000, true},
+		{"a pull request waits", 488, 1, 0, 4000, false},
+		{"nothing to deliver", 0, 0, 0, 4000, false},
+		{"at the ack-pending limit", 488, 0, 4000, 4000, false},
+		{"below the limit", 488, 0, 3999, 4000, true},
+		{"no limit", 488, 0, 9000, -1, true},
+	} {
+		info := &jetstream.ConsumerInfo{NumPending: c.pending, NumWaiting: int(c.waiting), NumAckPending: int(c.ackPend),
+			Config: jetstream.ConsumerConfig{MaxAckPending: c.maxAckPending}}
+		if got := stalled(info); got != c.want {
+			t.Errorf("%s: stalled = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
