@@ -22,7 +22,7 @@ type recording struct {
 func (r *rig) startRecorder(ctx context.Context) (*recording, error) {
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	nc, js, err := r.cl.connect(cctx, bus.RoleArbiter, "soak-recorder", 2)
+	nc, js, err := r.cl.connect(cctx, bus.RoleArbiter, "soak-recorder", 2, nats.DontRandomize())
 	if err != nil {
 		return nil, err
 	}
