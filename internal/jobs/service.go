@@ -19,6 +19,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/replay"
 )
 
 // bursar replays a window through the live arbiter service, as "arbiter replay" does for serving
@@ -43,7 +44,7 @@ type service struct {
 	set   Setting
 	ctx   context.Context
 	stop  context.CancelFunc
-	clk   *serviceClock
+	clk   *replay.Clock
 	dir   string
 	ns    *server.Server
 	nc    *nats.Conn
@@ -57,7 +58,7 @@ type service struct {
 
 func newService(env Env) (Policy, error) {
 	ctx, stop := context.WithCancel(context.Background())
-	p := &service{set: env.Setting, ctx: ctx, stop: stop, clk: &serviceClock{now: serviceEpoch}}
+	p := &service{set: env.Setting, ctx: ctx, stop: stop, clk: replay.NewClock(serviceEpoch)}
 	if err := p.start(env.Zones); err != nil {
 		return nil, errors.Join(err, p.Close())
 	}
@@ -159,7 +160,7 @@ func (p *service) Decide(v *View) Choice {
 	if p.err != nil {
 		return OD // the run is reported as failed by Close; on-demand keeps the deadline meanwhile
 	}
-	p.clk.set(serviceEpoch.Add(time.Duration(v.T) * time.Second))
+	p.clk.Set(serviceEpoch.Add(time.Duration(v.T) * time.Second))
 	if err := p.market(v.Spot); err != nil {
 		p.err = fmt.Errorf("tick at %d s: %w", v.T, err)
 		return OD
@@ -234,22 +235,4 @@ func (p *service) Close() error {
 		}
 	})
 	return p.err
-}
-
-// serviceClock is the window's virtual time: it stands still until the replay moves it.
-type serviceClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *serviceClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *serviceClock) set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
 }

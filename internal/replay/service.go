@@ -32,7 +32,7 @@ type service struct {
 	env   Env
 	ctx   context.Context
 	stop  context.CancelFunc
-	clk   *virtualClock
+	clk   *Clock
 	world *world
 	h     Harness
 	pub   *bus.Publisher
@@ -48,7 +48,7 @@ const serviceOnDemand = "on-demand"
 
 func newServiceOn(env Env, h Harness) (Policy, error) {
 	ctx, stop := context.WithCancel(context.Background())
-	p := &service{env: env, ctx: ctx, stop: stop, clk: &virtualClock{now: bursarEpoch}, h: h}
+	p := &service{env: env, ctx: ctx, stop: stop, clk: NewClock(bursarEpoch), h: h}
 	if err := p.build(); err != nil {
 		p.Close()
 		return nil, err
@@ -176,7 +176,7 @@ func (p *service) tick(t int, capacity []int) {
 	if p.err != nil {
 		return
 	}
-	p.clk.set(bursarEpoch.Add(time.Duration(t) * p.env.Rules.TickLength()))
+	p.clk.Set(bursarEpoch.Add(time.Duration(t) * p.env.Rules.TickLength()))
 	p.h.Step(p.ctx, t)
 	f := p.world.current()
 	for z, n := range capacity {
@@ -213,19 +213,25 @@ func (p *service) Close() error {
 	return p.err
 }
 
-// virtualClock is the replay's time: it stands still until the replay moves it.
-type virtualClock struct {
+// Clock is a replay's time: it stands still until the replay moves it (Set). The job replay
+// (internal/jobs) steps its arbiter on one too.
+type Clock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *virtualClock) Now() time.Time {
+// NewClock returns a clock standing at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *virtualClock) set(t time.Time) {
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	c.now = t
 	c.mu.Unlock()
