@@ -82,7 +82,7 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 			if err := warnScopes(cmd.ErrOrStderr(), fleetPath, policies); err != nil {
 				return err
 			}
-			return withAdmin(cmd, g, o, func(ctx context.Context, a *budget.Admin) error {
+			return asUser(cmd, g, o, budget.NewAdmin, func(ctx context.Context, a *budget.Admin) error {
 				for _, p := range policies {
 					rev, err := a.Put(ctx, p)
 					if err != nil {
@@ -190,7 +190,7 @@ func budgetDeleteCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		Use: "delete NAME", Short: "Delete a budget policy (its history stays)", Args: cobra.ExactArgs(1),
 		Example: "  arbiter budget delete llm-monthly",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAdmin(cmd, g, o, func(ctx context.Context, a *budget.Admin) error {
+			return asUser(cmd, g, o, budget.NewAdmin, func(ctx context.Context, a *budget.Admin) error {
 				rev, err := a.Delete(ctx, args[0])
 				if err != nil {
 					return err
@@ -218,18 +218,20 @@ func (o *budgetOptions) who(g *cli.Globals) (string, error) {
 	return bus.RoleBudget, nil
 }
 
-// withAdmin connects as withStore does and runs fn with a client that asks the arbiter to write.
-func withAdmin(cmd *cobra.Command, g *cli.Globals, o *budgetOptions, fn func(context.Context, *budget.Admin) error) error {
+// asUser connects as withStore does and runs fn with a client (built by newClient) that asks
+// the arbiter as the caller's NATS identity: the budget and job commands' writes.
+func asUser[C any](cmd *cobra.Command, g *cli.Globals, o *budgetOptions, newClient func(*nats.Conn, string) (C, error),
+	fn func(context.Context, C) error) error {
 	id, err := o.who(g)
 	if err != nil {
 		return err
 	}
 	return withNATS(cmd, g, func(ctx context.Context, nc *nats.Conn, _ jetstream.JetStream) error {
-		a, err := budget.NewAdmin(nc, id)
+		c, err := newClient(nc, id)
 		if err != nil {
 			return err
 		}
-		return fn(ctx, a)
+		return fn(ctx, c)
 	})
 }
 

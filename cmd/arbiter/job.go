@@ -86,7 +86,7 @@ func jobSubmitCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withJobs(cmd, g, o, func(ctx context.Context, c *arbiter.JobClient) error {
+			return asUser(cmd, g, o, arbiter.NewJobClient, func(ctx context.Context, c *arbiter.JobClient) error {
 				spec, err := c.Submit(ctx, *w)
 				if err != nil {
 					return err
@@ -147,7 +147,7 @@ func jobCancelCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		Use: "cancel NAME", Short: "Cancel a job: its instance is stopped and it is marked cancelled", Args: cobra.ExactArgs(1),
 		Example: "  arbiter job cancel finetune-7b",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withJobs(cmd, g, o, func(ctx context.Context, c *arbiter.JobClient) error {
+			return asUser(cmd, g, o, arbiter.NewJobClient, func(ctx context.Context, c *arbiter.JobClient) error {
 				if err := c.Cancel(ctx, args[0]); err != nil {
 					return err
 				}
@@ -210,18 +210,3 @@ func jobRow(j arbiter.JobRecord) cli.Row {
 }
 
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
-
-// withJobs connects as the budget commands do and runs fn with a client that asks the arbiter.
-func withJobs(cmd *cobra.Command, g *cli.Globals, o *budgetOptions, fn func(context.Context, *arbiter.JobClient) error) error {
-	id, err := o.who(g)
-	if err != nil {
-		return err
-	}
-	return withNATS(cmd, g, func(ctx context.Context, nc *nats.Conn, _ jetstream.JetStream) error {
-		c, err := arbiter.NewJobClient(nc, id)
-		if err != nil {
-			return err
-		}
-		return fn(ctx, c)
-	})
-}

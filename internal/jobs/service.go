@@ -110,7 +110,7 @@ func (p *service) fleetConfig(zones []string) (*fleet.Config, error) {
 	b.WriteString("locations:\n")
 	p.locs = nil
 	for _, z := range append(append([]string(nil), zones...), serviceOnDemand) {
-		name := locationName(z)
+		name := replay.LocationName(z)
 		if z != serviceOnDemand {
 			p.locs = append(p.locs, name)
 		}
@@ -124,16 +124,6 @@ func (p *service) fleetConfig(zones []string) (*fleet.Config, error) {
     job: {work: %ds, deadline_in: %ds, overhead: %ds}
 `, serviceJob, serviceGPU, p.set.Work, p.set.Deadline, p.set.Overhead)
 	return fleet.Parse([]byte(b.String()), "jobs-replay.yaml")
-}
-
-// locationName makes a zone's name a fleet location name (letters, digits, '-' and '_').
-func locationName(z string) string {
-	return strings.Map(func(c rune) rune {
-		if c == '-' || c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
-			return c
-		}
-		return '-'
-	}, z)
 }
 
 // prices publishes each zone's spot offer and the on-demand offer at the setting's prices.

@@ -107,7 +107,7 @@ func (p *service) fleetConfig() (*fleet.Config, error) {
 	b.WriteString("locations:\n")
 	p.locs = nil
 	for _, z := range append(append([]string(nil), p.env.Zones...), serviceOnDemand) {
-		name := locationName(z)
+		name := LocationName(z)
 		p.locs = append(p.locs, name)
 		fmt.Fprintf(&b, "  - {name: %q, provider: aws, region: replay, zones: [%q], actuator: {kind: sim, launch_delay: %s}}\n",
 			name, name, known)
@@ -122,8 +122,9 @@ func (p *service) fleetConfig() (*fleet.Config, error) {
 	return fleet.Parse([]byte(b.String()), "replay.yaml")
 }
 
-// locationName makes a zone's name a fleet location name (letters, digits, '-' and '_').
-func locationName(z string) string {
+// LocationName makes a zone's name a fleet location name (letters, digits, '-' and '_'); the job
+// replay names its zones the same way.
+func LocationName(z string) string {
 	return strings.Map(func(c rune) rune {
 		if c == '-' || c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
 			return c
