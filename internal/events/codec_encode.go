@@ -62,8 +62,25 @@ func appendValue(b []byte, p any) ([]byte, bool) {
 		return appendTime(b, **p)
 	case *[]PlanAction:
 		return appendActions(b, *p)
+	case *[]string:
+		return appendStrings(b, *p), true
 	}
 	return nil, false
+}
+
+// appendStrings writes a list of strings as encoding/json does: null for a nil one.
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
 }
 
 // appendString writes s quoted. Plain ASCII, the usual case, is copied; anything else (escapes,

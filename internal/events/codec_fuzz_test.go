@@ -22,6 +22,9 @@ func FuzzDecodePaths(f *testing.F) {
 	f.Add([]byte(`{"type":"plan.decided","version":"1","id":"i","at":"2026-11-30T06:00:00Z","workload":"w","plan_id":"p","actions":[{"id":"a"},{}],"usd_per_hour_before":0,"usd_per_hour_after":-0}`))
 	f.Add([]byte(`{"type":"job.state","version":"1","id":"i","at":"2026-11-30T06:00:00Z","job":"j","state":"finished","work_s":1,"work_done_s":1,"deadline":"2026-11-30T06:00:00Z","overhead_s":0,"usd_spent":0,"preemptions":0,"lost_s":0,"finished_at":null}`))
 	f.Add([]byte(`{"type":"job.progress","version":"1","id":"i","at":"2026-11-30T06:00:00Z","job":"j","work_done_s":1,"checkpoint_at":"2026-11-30T05:00:00Z","location":"l","market":"spot","estimated":true}`))
+	f.Add([]byte(`{"type":"replica.state","version":"1","id":"i","at":"2026-11-30T06:00:00Z","workload":"w","location":"l","provider":"p","market":"spot","offer":"o","gpu_model":"g","gpus_per_replica":1,"usd_per_hour":0,"desired":1,"ready":1,"instances":[]}`))
+	f.Add([]byte(`{"type":"replica.state","version":"1","id":"i","at":"2026-11-30T06:00:00Z","workload":"w","location":"l","provider":"p","market":"spot","offer":"o","gpu_model":"g","gpus_per_replica":1,"usd_per_hour":0,"desired":1,"ready":1,"instances":["i-\u0030",null, ""]}`))
+	f.Add([]byte(`{"type":"replica.state","version":"1","id":"i","at":"2026-11-30T06:00:00Z","workload":"w","location":"l","provider":"p","market":"spot","offer":"o","gpu_model":"g","gpus_per_replica":1,"usd_per_hour":0,"desired":1,"ready":1,"instances":null}`))
 	f.Add([]byte(`{"type":"tokens.sample","version":"1.9","id":"\u0069","at":"2026-11-30T06:00:00.5Z","location":"l","workload":"w","replica":"r","server":"tgi","prompt_tokens":1,"generation_tokens":2,"requests":3,"reset":false}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		general, generalErr := decodeGeneral(data)
@@ -61,6 +64,7 @@ func FuzzEncode(f *testing.F) {
 			&PlanDecided{Meta: Meta{At: at}, Workload: s1, USDPerHourWas: f2, NeedsApproval: b,
 				Actions: []PlanAction{{ID: s2, Delta: int(n), NeedsApproval: !b, Market: Market(s1)}}},
 			&TokensSample{Meta: Meta{At: at}, Replica: s2, Requests: n, Reset: b},
+			&ReplicaState{Meta: Meta{At: at}, Workload: s1, USDPerHour: f1, Instances: []string{s1, s2}},
 			&JobState{Meta: Meta{At: at}, Job: s1, Reason: s2, WorkDoneS: f1, LostS: f2,
 				Preemptions: int(n), FinishedAt: &at, Market: Market(s2)},
 			&JobProgress{Meta: Meta{At: at}, Job: s2, WorkDoneS: f2, CheckpointAt: &at, Estimated: b},

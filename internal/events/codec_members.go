@@ -10,7 +10,7 @@ import "time"
 type member struct {
 	name      string
 	omitEmpty bool
-	val       any // *string, *int, *int64, *float64, *bool, *time.Time, **time.Time or *[]PlanAction
+	val       any // *string, *int, *int64, *float64, *bool, *time.Time, **time.Time, *[]string or *[]PlanAction
 }
 
 // maxMembers is the most members an event has (JobState: 4 + 17), so the lists fit on the stack.
@@ -87,7 +87,8 @@ func (e *ReplicaState) members(ms []member) []member {
 	return append(ms, req("workload", &e.Workload), req("location", &e.Location),
 		req("provider", &e.Provider), req("market", (*string)(&e.Market)),
 		req("offer", &e.Offer), req("gpu_model", &e.GPUModel), req("gpus_per_replica", &e.GPUs),
-		req("usd_per_hour", &e.USDPerHour), req("desired", &e.Desired), req("ready", &e.Ready))
+		req("usd_per_hour", &e.USDPerHour), req("desired", &e.Desired), req("ready", &e.Ready),
+		opt("instances", &e.Instances))
 }
 
 func (e *PlanDecided) members(ms []member) []member {
@@ -133,6 +134,8 @@ func (m member) empty() bool {
 	case *bool:
 		return !*p
 	case *[]PlanAction:
+		return len(*p) == 0
+	case *[]string:
 		return len(*p) == 0
 	case *time.Time:
 		return false

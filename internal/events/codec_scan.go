@@ -169,8 +169,37 @@ func (s *scanner) value(p any) bool {
 		return s.time(t)
 	case *[]PlanAction:
 		return s.actions(p)
+	case *[]string:
+		return s.strings(p)
 	}
 	return false
+}
+
+// strings reads an array of strings (no nulls: a null is left to the general path). An empty
+// array reads as an empty, non-nil list, as with encoding/json.
+func (s *scanner) strings(p *[]string) bool {
+	if !s.byte('[') {
+		return false
+	}
+	out := []string{}
+	if s.byte(']') {
+		*p = out
+		return true
+	}
+	for {
+		var v string
+		if !s.text(&v) {
+			return false
+		}
+		out = append(out, v)
+		if s.byte(']') {
+			*p = out
+			return true
+		}
+		if !s.byte(',') {
+			return false
+		}
+	}
 }
 
 func (s *scanner) bool(p *bool) bool {

@@ -97,7 +97,9 @@ type TokensSample struct {
 }
 
 // ReplicaState is the observed replicas of one workload on one offer at one location. The price
-// and GPUs per replica ride along so that cost is the exact integral of price over time.
+// and GPUs per replica ride along so that cost is the exact integral of price over time, and the
+// instances (where the actuator names them) so that a provider's bill can be matched to the
+// workload by resource id.
 type ReplicaState struct {
 	Meta
 	Workload   string  `json:"workload"`
@@ -110,6 +112,9 @@ type ReplicaState struct {
 	USDPerHour float64 `json:"usd_per_hour"` // price of one replica-hour
 	Desired    int     `json:"desired"`
 	Ready      int     `json:"ready"`
+	// Instances are the ids of the instances (or nodes) the ready replicas run on, as the
+	// actuator reports them (actuate.Observed.Instances); empty when it does not say.
+	Instances []string `json:"instances,omitempty"`
 }
 
 // PlanAction is one step of a plan.

@@ -165,6 +165,11 @@ func (e *ReplicaState) validate() error {
 	c.nonNegative("usd_per_hour", e.USDPerHour)
 	c.atLeast("desired", e.Desired, 0)
 	c.atLeast("ready", e.Ready, 0)
+	for i, in := range e.Instances {
+		if in == "" { // the field is named only on failure, so a valid event formats nothing
+			c.fail(fmt.Sprintf("instances[%d]", i), ErrMissingField, "must not be empty")
+		}
+	}
 	return c.err
 }
 
