@@ -53,7 +53,7 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 	prices := s.prices()
 	for _, o := range obs {
 		e := &events.ReplicaState{Meta: events.Meta{At: now}, Workload: o.Workload, Location: o.Location,
-			Market: o.Market, Offer: o.Offer, Desired: o.Desired, Ready: o.Ready}
+			Market: o.Market, Offer: o.Offer, Desired: o.Desired, Ready: o.Ready, Instances: o.Instances}
 		if p, ok := prices[o.Offer]; ok {
 			e.Provider, e.GPUModel, e.GPUs, e.USDPerHour = p.provider, p.model, p.gpus, p.price
 		}

@@ -24,9 +24,10 @@ type series struct {
 type replicaKey struct{ workload, location, market, offer string }
 
 type replicaLast struct {
-	at    time.Time
-	ready int64
-	usd   float64
+	at        time.Time
+	ready     int64
+	usd       float64
+	instances []string
 }
 
 type tokensKey struct{ location, workload, replica string }
@@ -62,9 +63,9 @@ func (s *series) replica(e *events.ReplicaState) extra {
 		return x
 	}
 	if ok {
-		x = extra{prevAt: last.at, prevReady: last.ready, prevUSDPerHour: last.usd}
+		x = extra{prevAt: last.at, prevReady: last.ready, prevUSDPerHour: last.usd, prevInstances: last.instances}
 	}
-	s.replicas[k] = replicaLast{at: at, ready: int64(e.Ready), usd: e.USDPerHour}
+	s.replicas[k] = replicaLast{at: at, ready: int64(e.Ready), usd: e.USDPerHour, instances: e.Instances}
 	return x
 }
 
@@ -110,15 +111,17 @@ func (s *series) load(ctx context.Context, q querier) error {
 		AtMS                              int64 `json:"at_ms"`
 		Ready                             int64
 		USD                               float64
+		Instances                         []string
 	}
 	err := queryRows(ctx, q, fmt.Sprintf(`SELECT workload, location, market, offer,
-		toUnixTimestamp64Milli(max(at)) AS at_ms, argMax(ready, at) AS ready, argMax(usd_per_hour, at) AS usd
+		toUnixTimestamp64Milli(max(at)) AS at_ms, argMax(ready, at) AS ready, argMax(usd_per_hour, at) AS usd,
+		argMax(instances, at) AS instances
 		FROM %s GROUP BY workload, location, market, offer`, q.Table("replica_state")), &reps)
 	if err != nil {
 		return err
 	}
 	for _, r := range reps {
-		s.replicas[replicaKey{r.Workload, r.Location, r.Market, r.Offer}] = replicaLast{time.UnixMilli(r.AtMS).UTC(), r.Ready, r.USD}
+		s.replicas[replicaKey{r.Workload, r.Location, r.Market, r.Offer}] = replicaLast{time.UnixMilli(r.AtMS).UTC(), r.Ready, r.USD, r.Instances}
 	}
 	var toks []struct {
 		Location, Workload, Replica string

@@ -19,6 +19,7 @@ type extra struct {
 	prevAt          time.Time
 	prevReady       int64
 	prevUSDPerHour  float64
+	prevInstances   []string
 	deltaPrompt     int64
 	deltaGeneration int64
 	deltaRequests   int64
@@ -40,7 +41,7 @@ var tables = map[events.Type]*table{
 		"delta_prompt_tokens, delta_generation_tokens, delta_requests", writeTokens},
 	events.TypeReplicaState: {"replica_state", envelope +
 		"workload, location, provider, market, offer, gpu_model, gpus_per_replica, usd_per_hour, desired, ready, " +
-		"prev_at, prev_ready, prev_usd_per_hour", writeReplica},
+		"prev_at, prev_ready, prev_usd_per_hour, instances, prev_instances", writeReplica},
 	events.TypePlanDecided: {"plan_decided", envelope +
 		"workload, plan_id, actions, usd_per_hour_before, usd_per_hour_after, needs_approval", writePlan},
 	events.TypeActionUpdated: {"action_updated", envelope +
@@ -187,6 +188,10 @@ func writeReplica(r *row, ev events.Event, x *extra) error {
 		return err
 	}
 	r.cols(x.prevReady, x.prevUSDPerHour)
+	r.sep()
+	r.strings(e.Instances)
+	r.sep()
+	r.strings(x.prevInstances)
 	return nil
 }
 

@@ -46,6 +46,18 @@ func (r *row) quoted(s string) {
 	r.b = append(r.b, '\'')
 }
 
+// strings appends a list of strings as an Array(String).
+func (r *row) strings(ss []string) {
+	r.b = append(r.b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			r.b = append(r.b, ',')
+		}
+		r.quoted(s)
+	}
+	r.b = append(r.b, ']')
+}
+
 func (r *row) int(v int64) { r.b = strconv.AppendInt(r.b, v, 10) }
 
 func (r *row) float(v float64) { r.b = strconv.AppendFloat(r.b, v, 'g', -1, 64) }
