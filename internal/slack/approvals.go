@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,12 +68,23 @@ type Decision struct {
 	Detail string
 }
 
+// pending is a request waiting for its answer. Its post may still be on its way: posting is
+// closed once Slack answered it (postErr says how), and until then channel and ts are unknown
+// unless a click on the message told them. Fields that change are guarded by Approvals.mu.
 type pending struct {
 	req      Request
 	channel  string
 	ts       string
 	deadline time.Time
+	posting  chan struct{} // nil for a resumed request
+	postErr  error
+	decided  *Decision // set when decided before its post was answered: the late answer shows it
 }
+
+// postWait bounds a post that outlives the Ask that started it: Slack may take the message and
+// answer late, after the caller's deadline, and that answer is what makes a retry find the
+// message instead of posting a second one.
+const postWait = 2 * callTimeout
 
 // Approvals posts approval requests and turns the answers into decisions. Every step is published
 // as action.updated (awaiting_approval, then approved or rejected, with who and when) for each
@@ -104,13 +116,18 @@ func NewApprovals(api chatAPI, channel string, pub Publisher, now func() time.Ti
 // with the same id), and returns where the message is. A request that was posted before (Posted
 // set) is resumed: it is pending again, with its deadline, and its buttons count, but nothing is
 // posted or published again.
+//
+// A post Slack has not answered when ctx ends is not given up: the message may be in the channel
+// already (a slow Slack takes it and answers late). Ask returns an error, the request stays
+// pending, its buttons count (a click tells where the message is), and an Ask again for the plan
+// waits for that post's answer instead of posting the question a second time. A post Slack
+// refuses is dropped, and the next Ask posts again.
 func (a *Approvals) Ask(ctx context.Context, req Request) (Posted, error) {
 	id := req.Plan.PlanID
 	a.mu.Lock()
-	old, dup := a.pending[id]
-	a.mu.Unlock()
-	if dup {
-		return Posted{Channel: old.channel, TS: old.ts}, nil
+	if old, dup := a.pending[id]; dup {
+		a.mu.Unlock()
+		return a.waitPosted(ctx, id, old)
 	}
 	if req.Timeout <= 0 {
 		req.Timeout = budget.DefaultApprovalTimeout
@@ -119,24 +136,65 @@ func (a *Approvals) Ask(ctx context.Context, req Request) (Posted, error) {
 	if p.deadline.IsZero() {
 		p.deadline = a.now().Add(req.Timeout)
 	}
-	resumed := p.ts != ""
-	if !resumed {
-		ch, ts, err := a.api.PostMessageContext(ctx, a.channel, slack.MsgOptionText(askText(req), false),
-			slack.MsgOptionBlocks(approvalBlocks(p, nil)...))
-		if err != nil {
-			return Posted{}, fmt.Errorf("asking slack channel %s to approve plan %s: %w", a.channel, id, err)
-		}
-		p.channel, p.ts = ch, ts
+	if p.ts == "" {
+		p.posting = make(chan struct{})
 	}
-	a.mu.Lock()
 	a.pending[id] = p
 	a.mu.Unlock()
-	at := Posted{Channel: p.channel, TS: p.ts}
-	if resumed {
+	if p.posting == nil {
 		a.log.Info("approval request resumed", "plan", id, "deadline", p.deadline)
-		return at, nil
+		return Posted{Channel: p.channel, TS: p.ts}, nil
 	}
-	return at, a.publish(ctx, req, events.ActionAwaitingApproval, "bursar", a.now(), strings.Join(req.Reasons, "; "))
+	go a.post(context.WithoutCancel(ctx), id, p)
+	return a.waitPosted(ctx, id, p)
+}
+
+// post posts p's question, bounded by postWait whatever the Ask's deadline, and keeps Slack's
+// answer: where the message is, or why it was refused (the request is then dropped).
+func (a *Approvals) post(ctx context.Context, id string, p *pending) {
+	ctx, cancel := context.WithTimeout(ctx, postWait)
+	defer cancel()
+	ch, ts, err := a.api.PostMessageContext(ctx, a.channel, slack.MsgOptionText(askText(p.req), false),
+		slack.MsgOptionBlocks(approvalBlocks(p, nil)...))
+	a.mu.Lock()
+	if err != nil {
+		p.postErr = fmt.Errorf("asking slack channel %s to approve plan %s: %w", a.channel, id, err)
+		if a.pending[id] == p {
+			delete(a.pending, id)
+		}
+	} else if p.ts == "" {
+		p.channel, p.ts = ch, ts
+	}
+	live, d := a.pending[id] == p, p.decided
+	a.mu.Unlock()
+	defer close(p.posting) // once announced, so an Ask that returns finds the request announced
+	switch {
+	case err != nil:
+	case live:
+		if err := a.publish(ctx, p.req, events.ActionAwaitingApproval, "bursar", a.now(), strings.Join(p.req.Reasons, "; ")); err != nil {
+			a.log.Warn("announcing an approval request", "plan", id, "err", err)
+		}
+	case d != nil: // decided while its post was on its way: show the outcome on it now
+		a.show(ctx, id, p, *d)
+	}
+}
+
+// waitPosted waits for p's post to be answered, until ctx ends, and says where the message is.
+func (a *Approvals) waitPosted(ctx context.Context, id string, p *pending) (Posted, error) {
+	if p.posting != nil {
+		select {
+		case <-p.posting:
+		case <-ctx.Done():
+			return Posted{}, fmt.Errorf("asking slack channel %s to approve plan %s: no answer yet; the request stays pending and a retry waits for this post: %w",
+				a.channel, id, ctx.Err())
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p.postErr != nil {
+		return Posted{}, p.postErr
+	}
+	return Posted{Channel: p.channel, TS: p.ts}, nil
 }
 
 // Pending lists the plan ids waiting for an answer.
@@ -167,6 +225,7 @@ func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) er
 		a.tell(ctx, cb, "This approval is no longer pending: it was decided or timed out.")
 		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
 	}
+	a.locate(p, cb)
 	if !a.now().Before(p.deadline) { // past its deadline, not yet swept: no answer in time is no
 		a.expire(ctx, id, p)
 		a.tell(ctx, cb, "This approval had timed out before your click: the plan was rejected.")
@@ -256,12 +315,39 @@ func (a *Approvals) decide(ctx context.Context, id string, status events.ActionS
 		}
 	}
 	err := a.publish(ctx, p.req, status, actor, d.At, detail)
-	if _, _, _, uerr := a.api.UpdateMessageContext(ctx, p.channel, p.ts, slack.MsgOptionText(decidedText(p, d), false),
-		slack.MsgOptionBlocks(approvalBlocks(p, &d)...)); uerr != nil {
-		a.log.Warn("updating the approval message", "plan", id, "err", uerr)
+	a.mu.Lock()
+	known := p.ts != ""
+	if !known {
+		p.decided = &d // the post's late answer shows it
+	}
+	a.mu.Unlock()
+	if known {
+		a.show(ctx, id, p, d)
 	}
 	a.log.Info("approval decided", "plan", id, "workload", p.req.Plan.Workload, "status", status, "actor", actor)
 	return err
+}
+
+// show updates the approval message with its outcome.
+func (a *Approvals) show(ctx context.Context, id string, p *pending, d Decision) {
+	a.mu.Lock()
+	ch, ts := p.channel, p.ts
+	a.mu.Unlock()
+	if _, _, _, err := a.api.UpdateMessageContext(ctx, ch, ts, slack.MsgOptionText(decidedText(p, d), false),
+		slack.MsgOptionBlocks(approvalBlocks(p, &d)...)); err != nil {
+		a.log.Warn("updating the approval message", "plan", id, "err", err)
+	}
+}
+
+// locate learns where p's message is from a click on it, while its post is not answered yet: the
+// click proves the message is in the channel.
+func (a *Approvals) locate(p *pending, cb slack.InteractionCallback) {
+	ch, ts := cmp.Or(cb.Container.ChannelID, cb.Channel.ID), cmp.Or(cb.Container.MessageTs, cb.Message.Timestamp)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p.ts == "" && ts != "" {
+		p.channel, p.ts = ch, ts
+	}
 }
 
 // mayApprove: the user is listed, or is a member of a listed user group.

@@ -34,6 +34,7 @@ type Server struct {
 	messages []Message
 	groups   map[string][]string
 	failNext map[string]string // method -> Slack error code
+	slowPost time.Duration     // how late the next chat.postMessage is answered
 	seq      int
 	live     map[string]bool // channel/ts of posted messages
 	changed  chan struct{}
@@ -76,6 +77,15 @@ func (s *Server) FailNext(method, code string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext[method] = code
+}
+
+// SlowNext makes the next chat.postMessage slow, as a Slack under load is: the message is taken
+// and shown at once, and the answer saying where it is comes d later (after the caller's
+// deadline, if d is longer).
+func (s *Server) SlowNext(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slowPost = d
 }
 
 // Messages returns a copy of what was accepted so far.
@@ -163,24 +173,37 @@ func (s *Server) message(r *http.Request, method string) (Message, string) {
 }
 
 func (s *Server) post(w http.ResponseWriter, r *http.Request) {
+	res, late := s.posted(r)
+	if late > 0 {
+		select {
+		case <-time.After(late):
+		case <-r.Context().Done(): // the caller gave up; the message stays
+			return
+		}
+	}
+	reply(w, res)
+}
+
+// posted takes a chat.postMessage and says what to answer, and how late.
+func (s *Server) posted(r *http.Request) (response, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if code := s.check(r, "chat.postMessage"); code != "" {
-		reply(w, slackErr(code))
-		return
+		return slackErr(code), 0
 	}
 	m, code := s.message(r, "chat.postMessage")
 	if code != "" {
-		reply(w, slackErr(code))
-		return
+		return slackErr(code), 0
 	}
 	s.seq++
 	m.TS = fmt.Sprintf("1764482400.%06d", s.seq)
 	s.live[m.Channel+"/"+m.TS] = true
 	s.record(m)
-	reply(w, response{"ok": true, "channel": m.Channel, "ts": m.TS, "message": response{
+	late := s.slowPost
+	s.slowPost = 0
+	return response{"ok": true, "channel": m.Channel, "ts": m.TS, "message": response{
 		"type": "message", "subtype": "bot_message", "text": m.Text, "ts": m.TS, "bot_id": "B0FAKEBOT",
-		"blocks": m.Blocks}})
+		"blocks": m.Blocks}}, late
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request) {
