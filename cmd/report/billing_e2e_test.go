@@ -30,8 +30,10 @@ workloads:
 
 // TestImportThenReconcileCLI runs report import-billing on the hand-written fixtures and then
 // report reconcile and report tokens --basis billed, as a user would, over a store holding what
-// Bursar saw on Nov 30 (internal/report's billedHistory, less lambda-tx): the differences are
-// the hand-computed ones of internal/billing's TestReconcileFixtures.
+// Bursar saw on Nov 30 (internal/report's billedHistory, less lambda-tx, with the instances the
+// replicas at aws-use1 and gcp-euw4 ran on): the differences are the hand-computed ones of
+// internal/billing's TestReconcileFixtures ("by resource id"), and the output says which rule
+// matched each line and how many charges each rule matched.
 func TestImportThenReconcileCLI(t *testing.T) {
 	dir := os.Getenv(e2eEnv)
 	if dir == "" {
@@ -56,12 +58,21 @@ func TestImportThenReconcileCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reconcile: %v\n%s", err, out)
 	}
-	got := csvLines(t, out, "location", "workload", "estimated_usd", "effective_cost", "difference")
-	for _, want := range []string{"aws-use1 chat 983.2 550 -433.2", "aws-use1 embed 96 96.8 0.8",
-		"azure-eus chat 392 352.8 -39.2", "gcp-euw4 eu-chat 180 189 9", "aws-use1 (credits) 0 -50 -50"} {
+	got := csvLines(t, out, "location", "workload", "estimated_usd", "effective_cost", "difference", "causes")
+	for _, want := range []string{
+		"aws-use1 chat 983.2 550 -433.2 commitment discount -433.20; matched by resource id",
+		"aws-use1 embed 96 96.8 0.8 price or usage +0.80; matched by resource id", // tagged chat, on embed's instance
+		"azure-eus chat 392 352.8 -39.2 price or usage -39.20; matched by tag",
+		"gcp-euw4 eu-chat 180 189 9 price or usage +9.00; matched by resource id",
+		"aws-use1 (unmatched) 0 318.96 318.96 billed usage Bursar has no replica for (2 charges)", // the g5 and i-0p5eeee
+		"aws-use1 (credits) 0 -50 -50 credits"} {
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("reconcile lacks %q:\n%s", want, got)
 		}
+	}
+	out, err = execute(t, append([]string{"reconcile", "--since", "2026-11-30", "--until", "2026-12-01", "--fleet", fleetFile}, common...)...)
+	if want := "note: usage charges matched: 3 by resource id, 1 by tag, 0 by location and SKU, 0 by location, 3 unmatched"; err != nil || !strings.Contains(out, want) {
+		t.Errorf("reconcile (%v) does not say %q:\n%s", err, want, out)
 	}
 	out, err = execute(t, append([]string{"tokens", "--since", "2026-11-30", "--until", "2026-12-01", "--by", "workload,location",
 		"--basis", "billed", "--fleet", fleetFile, "-o", "csv"}, common...)...)
@@ -107,20 +118,23 @@ func seedE2E(t *testing.T, dir string) {
 		workload, location, provider, market, offer, gpu string
 		usd                                              float64
 		hours                                            int
+		instances                                        string // as the actuator named them; azure-eus's history names none
 	}{
-		{"chat", "aws-use1", "aws", "on_demand", "aws-use1/us-east-1a/p5.48xlarge/on_demand", "H100-80GB", 98.32, 10},
-		{"embed", "aws-use1", "aws", "spot", "aws-use1/us-east-1b/p4d.24xlarge/spot", "A100-40GB", 12, 8},
-		{"chat", "azure-eus", "azure", "on_demand", "azure-eus/-/Standard_ND96isr_H100_v5/on_demand", "H100-80GB", 98, 4},
-		{"eu-chat", "gcp-euw4", "gcp", "spot", "gcp-euw4/europe-west4-a/a3-highgpu-8g/spot", "H100-80GB", 30, 6},
+		{"chat", "aws-use1", "aws", "on_demand", "aws-use1/us-east-1a/p5.48xlarge/on_demand", "H100-80GB", 98.32, 10, "['i-0p5aaaa']"},
+		{"embed", "aws-use1", "aws", "spot", "aws-use1/us-east-1b/p4d.24xlarge/spot", "A100-40GB", 12, 8, "['aws:///us-east-1b/i-0p4dbbbb']"},
+		{"chat", "azure-eus", "azure", "on_demand", "azure-eus/-/Standard_ND96isr_H100_v5/on_demand", "H100-80GB", 98, 4, "[]"},
+		{"eu-chat", "gcp-euw4", "gcp", "spot", "gcp-euw4/europe-west4-a/a3-highgpu-8g/spot", "H100-80GB", 30, 6, "['gce://bursar-eu/europe-west4-a/eu-chat-0']"},
 	} {
 		start, end := "2026-11-30 00:00:00.000", fmt.Sprintf("2026-11-30 %02d:00:00.000", r.hours)
-		for j, s := range [][5]any{{start, 1, start, 0, 0.0}, {end, 0, start, 1, r.usd}} { // at, ready, prev_at, prev_ready, prev_usd
-			fmt.Fprintf(&rows, "e2e%d-%d\t%s\t1\t%s\t%s\t%s\t%s\t%s\t%s\t8\t%g\t1\t%d\t%s\t%d\t%g\n", i, j, s[0],
-				r.workload, r.location, r.provider, r.market, r.offer, r.gpu, r.usd, s[1], s[2], s[3], s[4])
+		// at, ready, prev_at, prev_ready, prev_usd, instances, prev_instances
+		for j, s := range [][7]any{{start, 1, start, 0, 0.0, r.instances, "[]"}, {end, 0, start, 1, r.usd, "[]", r.instances}} {
+			fmt.Fprintf(&rows, "e2e%d-%d\t%s\t1\t%s\t%s\t%s\t%s\t%s\t%s\t8\t%g\t1\t%d\t%s\t%d\t%g\t%s\t%s\n", i, j, s[0],
+				r.workload, r.location, r.provider, r.market, r.offer, r.gpu, r.usd, s[1], s[2], s[3], s[4], s[5], s[6])
 		}
 	}
 	if err := st.Insert(ctx, "replica_state", "id, at, version, workload, location, provider, market, offer, gpu_model, "+
-		"gpus_per_replica, usd_per_hour, desired, ready, prev_at, prev_ready, prev_usd_per_hour", "e2e-replicas", []byte(rows.String())); err != nil {
+		"gpus_per_replica, usd_per_hour, desired, ready, prev_at, prev_ready, prev_usd_per_hour, instances, prev_instances",
+		"e2e-replicas", []byte(rows.String())); err != nil {
 		t.Fatal(err)
 	}
 	// chat at aws-use1 served 100M tokens by 10:00.

@@ -72,7 +72,9 @@ func Parse(name string, data []byte) (*Export, error) {
 		if col, err := Check(r); err != nil {
 			return nil, &RowError{File: name, Row: i + 1, Column: col, Err: err}
 		}
-		ex.Charges = append(ex.Charges, charge(r))
+		c := charge(r)
+		c.File = name
+		ex.Charges = append(ex.Charges, c)
 	}
 	return ex, nil
 }

@@ -35,7 +35,7 @@ func TestParseFixtures(t *testing.T) {
 		wantType     string // the first charge's instance type
 		wantTag      [2]string
 	}{
-		{fixtures[0], 7, "aws", "p5.48xlarge", [2]string{"team", "assistants"}},                       // from x_UsageType
+		{fixtures[0], 8, "aws", "p5.48xlarge", [2]string{"team", "assistants"}},                       // from x_UsageType
 		{fixtures[1], 1, "azure", "Standard_ND96isr_H100_v5", [2]string{"bursar-workload", "chat"}},   // SkuPriceDetails; a BOM
 		{fixtures[2], 1, "gcp", "a3-highgpu-8g", [2]string{"goog-k8s-cluster-name", "gke-prod-euw4"}}, // BigQuery's "... UTC" times
 	}
@@ -196,6 +196,12 @@ func TestParquetReadsAsCSV(t *testing.T) {
 			got, err := Parse(f+"."+name, b)
 			if err != nil {
 				t.Fatalf("%s as %s: %v", f, name, err)
+			}
+			for i := range got.Charges {
+				if got.Charges[i].File != f+"."+name {
+					t.Fatalf("%s as %s: charge %d is of file %q", f, name, i, got.Charges[i].File)
+				}
+				got.Charges[i].File = f // the same charges, read from another file
 			}
 			if !reflect.DeepEqual(got.Charges, want.Charges) {
 				t.Errorf("%s as %s:\n got %+v\nwant %+v", f, name, got.Charges, want.Charges)

@@ -41,8 +41,15 @@ type Line struct {
 	// ContractedCost on charges with a CommitmentDiscountId): negative where they saved.
 	Commitment float64
 	// Charges counts the charges matched (a shared charge counts once per line it reached), and
-	// ByTag, BySKU and ByLocation how they were matched.
-	Charges, ByTag, BySKU, ByLocation int
+	// ByResource, ByTag, BySKU and ByLocation how they were matched.
+	Charges, ByResource, ByTag, BySKU, ByLocation int
+}
+
+// Matched counts the usage charges (not credits, tax, purchases, adjustments or unused
+// commitments) by the rule that matched them, so a reader can tell how much of the bill was
+// matched exactly (by resource id or tag) and how much shared.
+type Matched struct {
+	ByResource, ByTag, BySKU, ByLocation, Unmatched int
 }
 
 // Difference is EffectiveCost less the estimate: what the bill says the estimate missed.
@@ -62,18 +69,23 @@ type reconciler struct {
 	loc   Locator
 	lines map[lineKey]*Line
 	// byLoc holds the estimates of each location, for matching by location and SKU.
-	byLoc map[string][]Estimate
+	byLoc   map[string][]Estimate
+	held    holdings
+	matched Matched
 }
 
-// Reconcile matches each billed charge to what Bursar ran: a usage charge whose tags name a
-// workload goes to it; else it is shared, in proportion to the estimates, among the workloads
-// that ran its instance type at its location during its charge period (any instance type there
-// when the charge names none); else it is unmatched. Charges of other categories (credits, tax,
-// purchases, adjustments) and unused commitments are lines of their own at their location. A
-// charge at no known location is at "<provider>/<region>" (a usage charge there is unmatched).
-// Lines are by UTC day, sorted.
-func Reconcile(charges []Charge, est []Estimate, loc Locator) []Line {
-	r := &reconciler{loc: loc, lines: map[lineKey]*Line{}, byLoc: map[string][]Estimate{}}
+// Reconcile matches each billed charge to what Bursar ran. A usage charge whose ResourceId is an
+// instance that replicas held (held) during its charge period goes to their workloads, in
+// proportion to the time each held it, at their location (a charge that has a location must be
+// at theirs); else one whose tags name a workload goes to it; else it is shared, in proportion to
+// the estimates, among the workloads that ran its instance type at its location during its
+// charge period (any instance type there when the charge names none), leaving out, for a charge
+// that names its resource, the hours whose replicas named other instances; else it is unmatched.
+// Charges of other categories (credits, tax, purchases, adjustments) and unused commitments are
+// lines of their own at their location. A usage charge at no known location and held by no
+// replica is unmatched at "<provider>/<region>". Lines are by UTC day, sorted.
+func Reconcile(charges []Charge, est []Estimate, held []Holding, loc Locator) ([]Line, Matched) {
+	r := &reconciler{loc: loc, lines: map[lineKey]*Line{}, byLoc: map[string][]Estimate{}, held: newHoldings(held)}
 	for _, e := range est {
 		r.line(e.Workload, e.Location, e.Hour).Estimated += e.USD
 		r.byLoc[e.Location] = append(r.byLoc[e.Location], e)
@@ -95,7 +107,7 @@ func Reconcile(charges []Charge, est []Estimate, loc Locator) []Line {
 		}
 		return a.Workload < b.Workload
 	})
-	return out
+	return out, r.matched
 }
 
 func (r *reconciler) line(workload, location string, t time.Time) *Line {
@@ -134,11 +146,32 @@ func (r *reconciler) charge(c Charge) {
 		r.spread("("+lowerCategory(c.Category)+")", loc, c)
 	case c.CommitmentStatus == "Unused":
 		r.spread(UnusedCommitment, loc, c)
+	case r.share(c, r.held.holders(c, loc, ok), func(l *Line) { l.ByResource++ }):
+		r.matched.ByResource++
 	case !ok:
 		r.spread(Unmatched, loc, c)
+		r.matched.Unmatched++
 	default:
 		r.usage(c, loc)
 	}
+}
+
+// share puts charge c on the lines weighed, in proportion to the weights, marking each line;
+// false when there is nothing to weigh.
+func (r *reconciler) share(c Charge, weights map[lineKey]float64, mark func(*Line)) bool {
+	var total float64
+	for _, w := range weights {
+		total += w
+	}
+	if total <= 0 {
+		return false
+	}
+	for k, w := range weights {
+		l := r.line(k.workload, k.location, time.Unix(k.day, 0))
+		r.add(l, c, w/total)
+		mark(l)
+	}
+	return true
 }
 
 // usage matches a usage charge at a known location.
@@ -150,31 +183,36 @@ func (r *reconciler) usage(c Charge, loc string) {
 				r.add(l, c, d.frac)
 				l.ByTag++
 			}
+			r.matched.ByTag++
 			return
 		}
 	}
+	// A machine's charge that names its resource is not the workloads' whose replicas there named
+	// their own (other) instances in that hour.
+	others := c.ResourceID != "" && c.InstanceType != ""
 	weights := map[lineKey]float64{}
-	var total float64
 	for _, e := range r.byLoc[loc] {
-		if e.Hour.Before(c.Start) || !e.Hour.Before(c.End) || (c.InstanceType != "" && e.InstanceType != c.InstanceType) {
+		if e.Hour.Before(c.Start) || !e.Hour.Before(c.End) || (c.InstanceType != "" && e.InstanceType != c.InstanceType) ||
+			(others && r.held.namedAt(e.Workload, loc, e.Hour)) {
 			continue
 		}
-		k := lineKey{e.Workload, loc, e.Hour.UTC().Truncate(24 * time.Hour).Unix()}
-		weights[k] += e.USD
-		total += e.USD
+		weights[lineKey{e.Workload, loc, e.Hour.UTC().Truncate(24 * time.Hour).Unix()}] += e.USD
 	}
-	if total <= 0 {
-		r.spread(Unmatched, loc, c)
-		return
-	}
-	for k, w := range weights {
-		l := r.line(k.workload, loc, time.Unix(k.day, 0))
-		r.add(l, c, w/total)
-		if c.InstanceType != "" {
+	bySKU := c.InstanceType != ""
+	switch {
+	case !r.share(c, weights, func(l *Line) {
+		if bySKU {
 			l.BySKU++
 		} else {
 			l.ByLocation++
 		}
+	}):
+		r.spread(Unmatched, loc, c)
+		r.matched.Unmatched++
+	case bySKU:
+		r.matched.BySKU++
+	default:
+		r.matched.ByLocation++
 	}
 }
 

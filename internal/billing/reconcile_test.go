@@ -64,31 +64,102 @@ func fixtureEstimates() []Estimate {
 		hours("chat", "azure-eus", "Standard_ND96isr_H100_v5", 4, 98), hours("eu-chat", "gcp-euw4", "a3-highgpu-8g", 6, 30))
 }
 
-// TestReconcileFixtures reconciles the fixtures to the cent. By hand, per line on Nov 30
-// (estimated / billed / effective / difference = effective - estimated / commitment):
+// fixtureHoldings is what the actuators named on Nov 30: chat's p5 at aws-use1 ran on
+// i-0p5aaaa from 00:00 to 10:00 and embed's p4d on i-0p4dbbbb (a Kubernetes providerID) from
+// 00:00 to 08:00; eu-chat's a3 at gcp-euw4 on the VM eu-chat-0 (a GKE node's providerID) from
+// 00:00 to 06:00. azure-eus's history is from before instances were recorded: it names none.
+func fixtureHoldings() []Holding {
+	d := func(h int) time.Time { return time.Date(2026, 11, 30, h, 0, 0, 0, time.UTC) }
+	return []Holding{
+		{"chat", "aws-use1", "aws", "i-0p5aaaa", d(0), d(10)},
+		{"embed", "aws-use1", "aws", "aws:///us-east-1b/i-0p4dbbbb", d(0), d(8)},
+		{"eu-chat", "gcp-euw4", "gcp", "gce://bursar-eu/europe-west4-a/eu-chat-0", d(0), d(6)},
+	}
+}
+
+// TestReconcileFixtures reconciles the fixtures to the cent, with the instances the replicas ran
+// on and without (history recorded before replica.state named them). By hand, per line on
+// Nov 30 (estimated / billed / effective / difference = effective - estimated / commitment).
+//
+// With the instances:
 //
 //	aws-use1 (credits)            0 / -50 / -50 / -50                 the promotional credit
-//	aws-use1 (unmatched)          0 / 24 / 24 / +24                   g5.xlarge, 24 h x 1.00, no replica
+//	aws-use1 (unmatched)          0 / 318.96 / 318.96 / +318.96       g5.xlarge i-0g5cccc, 24 h x 1.00 = 24.00, and
+//	                                                                  p5 i-0p5eeee, 3 h x 98.32 = 294.96: no replica
+//	                                                                  ran on either (chat's p5 hours named i-0p5aaaa)
 //	aws-use1 (unused commitment)  0 / 0 / 110 / +110 / +110            2 unused RI hours x 55.00, 110 - 0
-//	aws-use1 chat           983.20 / 0 / 550 / -433.20 / -433.20       RI: 10 h x 55.00 effective, 983.20 contracted
-//	aws-use1 embed           96.00 / 96.80 / 96.80 / +0.80             spot at 12.10 against 12.00 estimated, 8 h
+//	aws-use1 chat           983.20 / 0 / 550 / -433.20 / -433.20       RI on i-0p5aaaa: 10 h x 55.00 effective,
+//	                                                                  983.20 contracted; by resource id
+//	aws-use1 embed           96.00 / 96.80 / 96.80 / +0.80             spot on i-0p4dbbbb at 12.10 against 12.00, 8 h;
+//	                                                                  tagged chat, but embed held the instance: by id
 //	aws/* (tax)                   0 / 30 / 30 / +30                    no region; the payer account is no location's
 //	aws/us-west-1 (unmatched)     0 / 491.60 / 491.60 / +491.60        5 h x 98.32 where no location is
 //	azure-eus chat          392.00 / 352.80 / 352.80 / -39.20          negotiated 88.20 against 98.00, 4 h; by tag
-//	gcp-euw4 eu-chat        180.00 / 189.00 / 189.00 / +9.00           spot at 31.50 against 30.00, 6 h
+//	gcp-euw4 eu-chat        180.00 / 189.00 / 189.00 / +9.00           spot at 31.50 against 30.00, 6 h; by resource id
+//
+// Without them, the p4d charge goes by its tag to chat, and the p5 of i-0p5eeee is shared, by
+// location and SKU, with the only p5 there, chat's:
+//
+//	aws-use1 (unmatched)          0 / 24 / 24 / +24                   the g5 alone
+//	aws-use1 chat           983.20 / 391.76 / 941.76 / -41.44 / -433.20  billed 0 + 96.80 + 294.96; effective 550 +
+//	                                                                  96.80 + 294.96; 941.76 - 983.20
+//	aws-use1 embed           96.00 / 0 / 0 / -96.00                    no charge reached it
+//	gcp-euw4 eu-chat        180.00 / 189.00 / 189.00 / +9.00           by location and SKU
 func TestReconcileFixtures(t *testing.T) {
-	lines := Reconcile(fixtureCharges(t), fixtureEstimates(), testLocator{})
-	want := []string{
-		"aws-use1 (credits) 0.00 -50.00 -50.00 -50.00 0.00",
-		"aws-use1 (unmatched) 0.00 24.00 24.00 24.00 0.00",
-		"aws-use1 (unused commitment) 0.00 0.00 110.00 110.00 110.00",
-		"aws-use1 chat 983.20 0.00 550.00 -433.20 -433.20 sku",
-		"aws-use1 embed 96.00 96.80 96.80 0.80 0.00 sku",
-		"aws/* (tax) 0.00 30.00 30.00 30.00 0.00",
-		"aws/us-west-1 (unmatched) 0.00 491.60 491.60 491.60 0.00",
-		"azure-eus chat 392.00 352.80 352.80 -39.20 0.00 tag",
-		"gcp-euw4 eu-chat 180.00 189.00 189.00 9.00 0.00 sku",
+	tests := []struct {
+		name        string
+		held        []Holding
+		want        []string
+		wantMatched Matched
+	}{
+		{
+			name: "by resource id", held: fixtureHoldings(),
+			want: []string{
+				"aws-use1 (credits) 0.00 -50.00 -50.00 -50.00 0.00",
+				"aws-use1 (unmatched) 0.00 318.96 318.96 318.96 0.00",
+				"aws-use1 (unused commitment) 0.00 0.00 110.00 110.00 110.00",
+				"aws-use1 chat 983.20 0.00 550.00 -433.20 -433.20 resource",
+				"aws-use1 embed 96.00 96.80 96.80 0.80 0.00 resource",
+				"aws/* (tax) 0.00 30.00 30.00 30.00 0.00",
+				"aws/us-west-1 (unmatched) 0.00 491.60 491.60 491.60 0.00",
+				"azure-eus chat 392.00 352.80 352.80 -39.20 0.00 tag",
+				"gcp-euw4 eu-chat 180.00 189.00 189.00 9.00 0.00 resource",
+			},
+			wantMatched: Matched{ByResource: 3, ByTag: 1, Unmatched: 3},
+		},
+		{
+			name: "without instances",
+			want: []string{
+				"aws-use1 (credits) 0.00 -50.00 -50.00 -50.00 0.00",
+				"aws-use1 (unmatched) 0.00 24.00 24.00 24.00 0.00",
+				"aws-use1 (unused commitment) 0.00 0.00 110.00 110.00 110.00",
+				"aws-use1 chat 983.20 391.76 941.76 -41.44 -433.20 tag sku",
+				"aws-use1 embed 96.00 0.00 0.00 -96.00 0.00",
+				"aws/* (tax) 0.00 30.00 30.00 30.00 0.00",
+				"aws/us-west-1 (unmatched) 0.00 491.60 491.60 491.60 0.00",
+				"azure-eus chat 392.00 352.80 352.80 -39.20 0.00 tag",
+				"gcp-euw4 eu-chat 180.00 189.00 189.00 9.00 0.00 sku",
+			},
+			wantMatched: Matched{ByTag: 2, BySKU: 3, Unmatched: 2},
+		},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, matched := Reconcile(fixtureCharges(t), fixtureEstimates(), tt.held, testLocator{})
+			if got := lineStrings(t, lines); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if matched != tt.wantMatched {
+				t.Errorf("matched %+v, want %+v", matched, tt.wantMatched)
+			}
+		})
+	}
+}
+
+// lineStrings prints lines as "location workload estimated billed effective difference
+// commitment" and the rules that matched them.
+func lineStrings(t *testing.T, lines []Line) []string {
+	t.Helper()
 	var got []string
 	for _, l := range lines {
 		if !l.Day.Equal(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) {
@@ -98,16 +169,14 @@ func TestReconcileFixtures(t *testing.T) {
 		for _, m := range []struct {
 			n    int
 			name string
-		}{{l.ByTag, "tag"}, {l.BySKU, "sku"}, {l.ByLocation, "location"}} {
+		}{{l.ByResource, "resource"}, {l.ByTag, "tag"}, {l.BySKU, "sku"}, {l.ByLocation, "location"}} {
 			if m.n > 0 {
 				s += " " + m.name
 			}
 		}
 		got = append(got, strings.ReplaceAll(s, "-0.00", "0.00"))
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	return got
 }
 
 func TestReconcileShares(t *testing.T) {
@@ -160,7 +229,8 @@ func TestReconcileShares(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, l := range Reconcile(tt.charges, tt.est, testLocator{}) {
+			lines, _ := Reconcile(tt.charges, tt.est, nil, testLocator{})
+			for _, l := range lines {
 				got = append(got, fmt.Sprintf("%s %.2f", l.Workload, l.Effective))
 			}
 			if !slices.Equal(got, tt.want) {
@@ -178,11 +248,15 @@ func TestReconcileKeepsEveryCent(t *testing.T) {
 	for _, c := range cs {
 		want += c.Effective
 	}
-	for _, l := range Reconcile(cs, fixtureEstimates(), testLocator{}) {
-		got += l.Effective
-	}
-	if math.Abs(got-want) > 1e-9 {
-		t.Errorf("lines sum to %.6f, charges to %.6f", got, want)
+	for _, held := range [][]Holding{nil, fixtureHoldings()} {
+		lines, _ := Reconcile(cs, fixtureEstimates(), held, testLocator{})
+		got = 0
+		for _, l := range lines {
+			got += l.Effective
+		}
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("with %d holdings, lines sum to %.6f, charges to %.6f", len(held), got, want)
+		}
 	}
 }
 

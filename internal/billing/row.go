@@ -133,6 +133,8 @@ type Charge struct {
 	Quantity     float64 // PricingQuantity
 	Unit         string  // PricingUnit
 	Tags         map[string]string
+	// File is the export file the charge was read from, for errors about it.
+	File string
 }
 
 // charge reads a checked record.

@@ -37,10 +37,11 @@ func costUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([
 	if err != nil || o.Basis != BasisBilled {
 		return us, err
 	}
-	lines, _, err := reconcileLines(ctx, q, o)
+	rec, err := reconcileLines(ctx, q, o)
 	if err != nil {
 		return nil, err
 	}
+	lines := rec.lines
 	type wld struct {
 		workload, location string
 		day                int64

@@ -240,7 +240,7 @@ func (r chargeRow) charge() billing.Charge {
 		End: t(r.ChargeEnd), Category: r.Category, Class: r.Class, PricingCategory: r.PricingCategory,
 		Billed: r.Billed, Effective: r.Effective, Contracted: r.Contracted, List: r.List, CommitmentID: r.CommitmentID,
 		CommitmentStatus: r.CommitmentStatus, Region: r.Region, Zone: r.Zone, ResourceID: r.ResourceID, SkuID: r.SkuID,
-		SkuPriceID: r.SkuPriceID, InstanceType: r.InstanceType, Quantity: r.Quantity, Unit: r.Unit, Tags: tags}
+		SkuPriceID: r.SkuPriceID, InstanceType: r.InstanceType, Quantity: r.Quantity, Unit: r.Unit, Tags: tags, File: r.File}
 }
 
 // ImportFiles reads every export file under paths (ReadExports) and imports them as

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +40,11 @@ func billingFleet() *fleet.Config {
 // 98.32 (983.20), embed on a spot p4d there for 8 h at 12.00 (96.00), chat on an ND96isr H100 v5
 // at azure-eus for 4 h at 98.00 (392.00), eu-chat on a spot a3 at gcp-euw4 for 6 h at 30.00
 // (180.00), batch at lambda-tx for 5 h at 2.00 (10.00); chat at aws-use1 served 100M tokens.
+// The actuators named the instances at aws-use1 and gcp-euw4 (heldInstances); azure-eus's and
+// lambda-tx's history names none.
 func billedHistory(t *testing.T) *store.Store {
 	st := storetest.New(t)
-	seedReplicas(t, st,
+	seedHeldReplicas(t, st, heldInstances,
 		replicaSample{"00:00", "chat", "aws-use1", "aws", "on_demand", "aws-use1/us-east-1a/p5.48xlarge/on_demand", "H100-80GB", 8, 1, 98.32},
 		replicaSample{"10:00", "chat", "aws-use1", "aws", "on_demand", "aws-use1/us-east-1a/p5.48xlarge/on_demand", "H100-80GB", 8, 0, 98.32},
 		replicaSample{"00:00", "embed", "aws-use1", "aws", "spot", "aws-use1/us-east-1b/p4d.24xlarge/spot", "A100-40GB", 8, 1, 12},
@@ -58,6 +61,14 @@ func billedHistory(t *testing.T) *store.Store {
 		tokenSample{"10:00", "chat", "aws-use1", "r1", 80_000_000, 20_000_000, 50_000, false},
 	)
 	return st
+}
+
+// heldInstances are the instances of billedHistory's replicas, in the forms the actuators
+// report them: an AWS instance id, a Kubernetes node's providerID.
+var heldInstances = map[string][]string{
+	"chat@aws-use1":    {"i-0p5aaaa"},
+	"embed@aws-use1":   {"aws:///us-east-1b/i-0p4dbbbb"},
+	"eu-chat@gcp-euw4": {"gce://bursar-eu/europe-west4-a/eu-chat-0"},
 }
 
 // nov30 is the options for the day, reported after it.
@@ -89,14 +100,17 @@ func reconcileRows(t *testing.T, st *store.Store) []string {
 	return out
 }
 
-// wantReconciled is the fixtures reconciled by hand (internal/billing's TestReconcileFixtures
-// has the arithmetic), with batch at lambda-tx, estimated only. Totals: estimated 983.20 +
-// 96.00 + 392.00 + 180.00 + 10.00 = 1661.20; billed -50 + 24 + 0 + 0 + 96.80 + 30 + 491.60 +
-// 352.80 + 189 = 1134.20; effective -50 + 24 + 110 + 550 + 96.80 + 30 + 491.60 + 352.80 + 189 =
-// 1794.20; difference 1794.20 - 1661.20 = 133.00; commitment 110 - 433.20 = -323.20.
+// wantReconciled is the fixtures reconciled by hand (internal/billing's TestReconcileFixtures,
+// "by resource id", has the arithmetic), with batch at lambda-tx, estimated only. chat's RI hours
+// on i-0p5aaaa, embed's spot hours on i-0p4dbbbb (tagged chat) and eu-chat's on eu-chat-0 are
+// matched by resource id; the p5 of i-0p5eeee (294.96), held by no replica, is unmatched with
+// the g5 (24.00). Totals: estimated 983.20 + 96.00 + 392.00 + 180.00 + 10.00 = 1661.20; billed
+// -50 + 318.96 + 0 + 0 + 96.80 + 30 + 491.60 + 352.80 + 189 = 1429.16; effective -50 + 318.96 +
+// 110 + 550 + 96.80 + 30 + 491.60 + 352.80 + 189 = 2089.16; difference 2089.16 - 1661.20 =
+// 427.96; commitment 110 - 433.20 = -323.20.
 var wantReconciled = []string{
 	"2026-11-30 aws-use1 (credits) 0.00 -50.00 -50.00 -50.00 0.00",
-	"2026-11-30 aws-use1 (unmatched) 0.00 24.00 24.00 24.00 0.00",
+	"2026-11-30 aws-use1 (unmatched) 0.00 318.96 318.96 318.96 0.00",
 	"2026-11-30 aws-use1 (unused commitment) 0.00 0.00 110.00 110.00 110.00",
 	"2026-11-30 aws-use1 chat 983.20 0.00 550.00 -433.20 -433.20",
 	"2026-11-30 aws-use1 embed 96.00 96.80 96.80 0.80 0.00",
@@ -105,7 +119,7 @@ var wantReconciled = []string{
 	"2026-11-30 azure-eus chat 392.00 352.80 352.80 -39.20 0.00",
 	"2026-11-30 gcp-euw4 eu-chat 180.00 189.00 189.00 9.00 0.00",
 	"2026-11-30 lambda-tx batch 10.00 0.00 0.00 -10.00 0.00",
-	"TOTAL <nil> <nil> 1661.20 1134.20 1794.20 133.00 -323.20",
+	"TOTAL <nil> <nil> 1661.20 1429.16 2089.16 427.96 -323.20",
 }
 
 func TestImportThenReconcile(t *testing.T) {
@@ -127,16 +141,20 @@ func TestImportThenReconcile(t *testing.T) {
 		causes[r["location"].(string)+" "+r["workload"].(string)] = r["causes"].(string)
 	}
 	for k, want := range map[string]string{
-		"aws-use1 chat":                "commitment discount -433.20; matched by location and SKU",
-		"aws-use1 embed":               "price or usage +0.80; matched by location and SKU",
+		"aws-use1 chat":                "commitment discount -433.20; matched by resource id",
+		"aws-use1 embed":               "price or usage +0.80; matched by resource id",
 		"azure-eus chat":               "price or usage -39.20; matched by tag",
-		"aws-use1 (unmatched)":         "billed usage Bursar has no replica for (1 charges)",
+		"gcp-euw4 eu-chat":             "price or usage +9.00; matched by resource id",
+		"aws-use1 (unmatched)":         "billed usage Bursar has no replica for (2 charges)",
 		"lambda-tx batch":              "no billing imported for this location and day",
 		"aws-use1 (unused commitment)": "unused commitment",
 	} {
 		if causes[k] != want {
 			t.Errorf("%s: causes %q, want %q", k, causes[k], want)
 		}
+	}
+	if want := "usage charges matched: 3 by resource id, 1 by tag, 0 by location and SKU, 0 by location, 3 unmatched"; !slices.Contains(res.Notes, want) {
+		t.Errorf("notes %q lack %q", res.Notes, want)
 	}
 }
 
@@ -149,8 +167,8 @@ func TestImportTwiceChangesNothing(t *testing.T) {
 			t.Errorf("second import of %s %s wrote it again", i.Provider, i.Account)
 		}
 	}
-	if got := count(t, st, "billing_charge"); got != 9 {
-		t.Errorf("%d charges stored, want the fixtures' 9", got)
+	if got := count(t, st, "billing_charge"); got != 10 {
+		t.Errorf("%d charges stored, want the fixtures' 10", got)
 	}
 	if got := count(t, st, "billing_export"); got != 3 {
 		t.Errorf("%d exports registered, want 3", got)
@@ -219,8 +237,8 @@ func TestImportMalformedImportsNothing(t *testing.T) {
 }
 
 // TestReconcileFilterKeepsTheMatch: a filter picks lines, not the estimates charges are matched
-// against: the unmatched spend at aws-use1 is the g5's 24.00, not also the charges of the
-// workloads the filter leaves out.
+// against: the unmatched spend at aws-use1 is the g5's 24.00 and i-0p5eeee's 294.96, not also
+// the charges of the workloads the filter leaves out.
 func TestReconcileFilterKeepsTheMatch(t *testing.T) {
 	st := billedHistory(t)
 	importFiles(t, st, at("00:00").Add(48*time.Hour), awsExport)
@@ -230,8 +248,8 @@ func TestReconcileFilterKeepsTheMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != 1 || res.Rows[0]["effective_cost"] != 24.0 {
-		t.Errorf("rows %v, want the g5's 24.00 alone", res.Rows)
+	if len(res.Rows) != 1 || res.Rows[0]["effective_cost"] != 318.96 {
+		t.Errorf("rows %v, want the g5's and i-0p5eeee's 318.96 alone", res.Rows)
 	}
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -74,11 +75,7 @@ func offerEstimates(ctx context.Context, q Querier, o Options) ([]billing.Estima
 	if err != nil {
 		return nil, fmt.Errorf("reading replica intervals: %w", err)
 	}
-	end := w.Until
-	if !o.Now.IsZero() && o.Now.Before(end) {
-		end = o.Now
-	}
-	if end.After(w.Since) {
+	if end := o.end(); end.After(w.Since) {
 		open, err := openIntervals(ctx, q, o.Filter, end)
 		if err != nil {
 			return nil, err
@@ -111,14 +108,21 @@ func spreadHours(iv interval, w Window, add func(time.Time, float64)) {
 	}
 }
 
+// reconciled is the window's billed charges matched to the estimates.
+type reconciled struct {
+	lines   []billing.Line
+	charges []billing.Charge
+	matched billing.Matched
+}
+
 // reconcileLines matches the billed charges in the window (the part of each inside it) to the
-// estimates. The match
-// sees every workload's estimates whatever the filter: a charge is shared among all that ran
-// there, and the caller keeps the lines it wants.
-func reconcileLines(ctx context.Context, q Querier, o Options) ([]billing.Line, []billing.Charge, error) {
+// estimates and to the instances the replicas ran on. The match sees every workload's estimates
+// whatever the filter: a charge is shared among all that ran there, and the caller keeps the
+// lines it wants. Charges billed in a currency other than USD are refused (ErrCurrency).
+func reconcileLines(ctx context.Context, q Querier, o Options) (*reconciled, error) {
 	loaded, err := loadCharges(ctx, q, o.Window)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	charges := loaded[:0]
 	for _, c := range loaded {
@@ -126,13 +130,29 @@ func reconcileLines(ctx context.Context, q Querier, o Options) ([]billing.Line, 
 			charges = append(charges, in)
 		}
 	}
+	if err := usdOnly(charges); err != nil {
+		return nil, err
+	}
 	all := o
 	all.Filter = nil
 	est, err := offerEstimates(ctx, q, all)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return billing.Reconcile(charges, est, fleetLocator{o.Fleet}), charges, nil
+	held, err := holdings(ctx, q, o.Window, o.end())
+	if err != nil {
+		return nil, err
+	}
+	lines, matched := billing.Reconcile(charges, est, held, fleetLocator{o.Fleet})
+	return &reconciled{lines: lines, charges: charges, matched: matched}, nil
+}
+
+// end is where the window's open intervals end: its end, or now when that is earlier.
+func (o Options) end() time.Time {
+	if !o.Now.IsZero() && o.Now.Before(o.Window.Until) {
+		return o.Now
+	}
+	return o.Window.Until
 }
 
 // Reconcile is `report reconcile`: per day, workload and location, Bursar's estimate beside the
@@ -140,10 +160,11 @@ func reconcileLines(ctx context.Context, q Querier, o Options) ([]billing.Line, 
 // its known causes; credits, tax, unused commitments and billed usage Bursar does not know about
 // are lines of their own.
 func Reconcile(ctx context.Context, q Querier, o Options) (*Result, error) {
-	lines, charges, err := reconcileLines(ctx, q, o)
+	rec, err := reconcileLines(ctx, q, o)
 	if err != nil {
 		return nil, err
 	}
+	lines, charges := rec.lines, rec.charges
 	res := &Result{Title: "Estimated and billed cost, " + o.Window.String(),
 		Columns: []string{"day", "workload", "location", "estimated_usd", "billed_cost", "effective_cost", "difference", "commitment", "causes"},
 		Notes: []string{"difference = effective_cost (FOCUS EffectiveCost, amortized) - estimated_usd; " +
@@ -165,13 +186,18 @@ func Reconcile(ctx context.Context, q Querier, o Options) (*Result, error) {
 		total.Commitment += l.Commitment
 	}
 	res.Total = reconcileRow(cli.Row{"day": "TOTAL"}, total, "")
-	if cur := currencies(charges); len(cur) > 0 {
-		res.Notes = append(res.Notes, "billed in "+strings.Join(cur, ", ")+", estimated in USD: the differences mix currencies")
-	}
 	if len(charges) == 0 {
 		res.Notes = append(res.Notes, "no billed charges imported for this window: run report import-billing --focus FILE|DIR")
+	} else {
+		res.Notes = append(res.Notes, matchedNote(rec.matched))
 	}
 	return res, nil
+}
+
+// matchedNote counts the usage charges by the rule that matched them, all workloads included.
+func matchedNote(m billing.Matched) string {
+	return fmt.Sprintf("usage charges matched: %d by resource id, %d by tag, %d by location and SKU, %d by location, %d unmatched",
+		m.ByResource, m.ByTag, m.BySKU, m.ByLocation, m.Unmatched)
 }
 
 func reconcileRow(r cli.Row, l billing.Line, why string) cli.Row {
@@ -211,7 +237,7 @@ func causes(l billing.Line, billedThere bool) string {
 	for _, m := range []struct {
 		n    int
 		what string
-	}{{l.ByTag, "tag"}, {l.BySKU, "location and SKU"}, {l.ByLocation, "location"}} {
+	}{{l.ByResource, "resource id"}, {l.ByTag, "tag"}, {l.BySKU, "location and SKU"}, {l.ByLocation, "location"}} {
 		if m.n > 0 {
 			by = append(by, m.what)
 		}
@@ -219,14 +245,21 @@ func causes(l billing.Line, billedThere bool) string {
 	return strings.Join(append(parts, "matched by "+strings.Join(by, ", ")), "; ")
 }
 
-// currencies lists the billing currencies other than USD.
-func currencies(cs []billing.Charge) []string {
-	var out []string
+// ErrCurrency marks a reconcile or --basis billed refused because charges are billed in a
+// currency other than USD, Bursar's estimates' currency.
+var ErrCurrency = errors.New("billed in a currency other than USD")
+
+// usdOnly refuses charges billed in another currency than USD: the estimates are in USD, and a
+// FOCUS export carries no exchange rate for its BilledCost and EffectiveCost, so the two cannot
+// be compared or added. The error names the first such charge's file, account and period.
+func usdOnly(cs []billing.Charge) error {
 	for _, c := range cs {
-		if c.Currency != "USD" && !slices.Contains(out, c.Currency) {
-			out = append(out, c.Currency)
+		if c.Currency != "USD" {
+			return fmt.Errorf("%w: %s (%s billing account %s, period %s) is billed in %s; Bursar estimates in USD and "+
+				"FOCUS exports carry no exchange rate for BilledCost and EffectiveCost, so they cannot be reconciled: export "+
+				"that billing period in USD and import it (the newer export replaces this one), or use --basis estimated",
+				ErrCurrency, c.File, billing.ProviderKey(c.Provider), c.BillingAccountID, c.PeriodStart.Format("2006-01"), c.Currency)
 		}
 	}
-	slices.Sort(out)
-	return out
+	return nil
 }

@@ -67,10 +67,18 @@ type replicaSample struct {
 
 // seedReplicas writes replica.state rows with the interval each closes, as the recorder does.
 func seedReplicas(t *testing.T, st *store.Store, samples ...replicaSample) {
+	seedHeldReplicas(t, st, nil, samples...)
+}
+
+// seedHeldReplicas is seedReplicas where the series of held (by "workload@location") name the
+// instances their ready replicas run on, as the recorder stores them (instances, and the
+// interval's prev_instances).
+func seedHeldReplicas(t *testing.T, st *store.Store, held map[string][]string, samples ...replicaSample) {
 	type last struct {
-		at    time.Time
-		ready int
-		usd   float64
+		at        time.Time
+		ready     int
+		usd       float64
+		instances string
 	}
 	prev := map[string]last{}
 	var rows [][]any
@@ -78,16 +86,20 @@ func seedReplicas(t *testing.T, st *store.Store, samples ...replicaSample) {
 		k := s.workload + "|" + s.location + "|" + s.market + "|" + s.offer
 		now := at(s.at)
 		p, ok := prev[k]
-		prevAt, prevReady, prevUSD := now, 0, 0.0
+		prevAt, prevReady, prevUSD, prevInstances := now, 0, 0.0, "[]"
 		if ok {
-			prevAt, prevReady, prevUSD = p.at, p.ready, p.usd
+			prevAt, prevReady, prevUSD, prevInstances = p.at, p.ready, p.usd, p.instances
 		}
-		prev[k] = last{now, s.ready, s.usd}
+		instances := "[]"
+		if ids := held[s.workload+"@"+s.location]; s.ready > 0 && len(ids) > 0 {
+			instances = "['" + strings.Join(ids, "','") + "']"
+		}
+		prev[k] = last{now, s.ready, s.usd, instances}
 		rows = append(rows, []any{fmt.Sprintf("rs%d", i), now, "1", s.workload, s.location, s.provider, s.market, s.offer,
-			s.gpu, s.gpus, s.usd, s.ready, s.ready, prevAt, prevReady, prevUSD})
+			s.gpu, s.gpus, s.usd, s.ready, s.ready, prevAt, prevReady, prevUSD, instances, prevInstances})
 	}
 	seed(t, st, "replica_state", "id, at, version, workload, location, provider, market, offer, gpu_model, "+
-		"gpus_per_replica, usd_per_hour, desired, ready, prev_at, prev_ready, prev_usd_per_hour", rows...)
+		"gpus_per_replica, usd_per_hour, desired, ready, prev_at, prev_ready, prev_usd_per_hour, instances, prev_instances", rows...)
 }
 
 // tokenSample is one replica's counters.
