@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/report"
 	"github.com/bursar-dev/bursar/internal/store"
+	"github.com/bursar-dev/bursar/internal/store/chdb"
 )
 
 // newImportBillingCmd is `report import-billing --focus FILE|DIR`: load the providers' FOCUS
@@ -58,7 +61,7 @@ func importBilling(cmd *cobra.Command, g *cli.Globals, paths []string, output st
 	}
 	st, err := store.Open(ctx, store.Config{DSN: g.ClickHouse, DataDir: g.DataDir, Owner: "report import-billing", Log: log})
 	if err != nil {
-		return err
+		return explainImportOwned(err)
 	}
 	defer st.Close()
 	imp, err := report.ImportBilling(ctx, st, exports, time.Now().UTC())
@@ -66,6 +69,23 @@ func importBilling(cmd *cobra.Command, g *cli.Globals, paths []string, output st
 		return err
 	}
 	return report.Write(cmd.OutOrStdout(), output, importResult(imp), "")
+}
+
+// explainImportOwned says what to do when the embedded store import-billing must write to is
+// owned by another process (arbiter run): an import cannot go through the owner, as reports do,
+// nor into a data directory of its own, which the owner would never read.
+func explainImportOwned(err error) error {
+	var owned *chdb.OwnedError
+	if !errors.As(err, &owned) {
+		return err
+	}
+	who := "another process"
+	if owned.Owner.PID != 0 {
+		who = owned.Owner.String()
+	}
+	return fmt.Errorf("import-billing writes to the store, and the embedded ClickHouse store %s is owned by %s, "+
+		"which takes no writes from other processes: stop it, import the bill, then start it again; or run "+
+		"Bursar against a ClickHouse server (--clickhouse), where import-billing can run at any time", owned.Dir, who)
 }
 
 // importResult lists what an import did, one row per export.
@@ -93,11 +113,14 @@ func newReconcileCmd(g *cli.Globals) *cobra.Command {
 	cmd.Long = `reconcile matches the billed charges imported by import-billing to Bursar's replicas and
 prints, per day, workload and location: estimated_usd, billed_cost (FOCUS BilledCost),
 effective_cost (EffectiveCost, amortized), difference (effective_cost - estimated_usd), commitment
-(what commitment discounts changed the cost by) and causes. A charge goes to the workload its
-tags name (bursar-workload), else is shared among the workloads that ran its instance type at its
-location in its charge period; what matches nothing is "(unmatched)" billed spend. Credits, tax,
+(what commitment discounts changed the cost by) and causes. A charge goes to the workload whose
+replicas ran on the instance its ResourceId names during its charge period (replica.state names
+the instances), else to the workload its tags name (bursar-workload), else is shared among the
+workloads that ran its instance type at its location in its charge period; what matches nothing
+is "(unmatched)" billed spend. The causes column and a note say which rule matched. Credits, tax,
 purchases and unused commitments are lines of their own. Locations come from the fleet file:
-provider, region, zones and account_ids.`
+provider, region, zones and account_ids. Charges billed in a currency other than USD are refused:
+the estimates are in USD and the exports carry no exchange rate.`
 	return cmd
 }
 

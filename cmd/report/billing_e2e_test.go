@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/store"
@@ -143,5 +144,50 @@ func seedE2E(t *testing.T, dir string) {
 	if err := st.Insert(ctx, "tokens_sample", "id, at, version, location, workload, replica, server, prompt_tokens, "+
 		"generation_tokens, requests, reset, delta_prompt_tokens, delta_generation_tokens, delta_requests", "e2e-tokens", []byte(tokens)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ownedEnv, when set, makes TestImportBillingWhileTheStoreIsOwned run in this process, which
+// has opened no embedded store (chDB keeps the first data path a process opens).
+const ownedEnv = "BURSAR_REPORT_OWNED_DIR"
+
+// TestImportBillingWhileTheStoreIsOwned: with arbiter run owning the embedded store,
+// import-billing named the owner but advised asking it over NATS or a --data-dir of its own,
+// neither of which imports anything the arbiter reads. It says to stop the owner, or to use a
+// ClickHouse server, and imports nothing.
+func TestImportBillingWhileTheStoreIsOwned(t *testing.T) {
+	dir := os.Getenv(ownedEnv)
+	if dir == "" {
+		dir = t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestImportBillingWhileTheStoreIsOwned$", "-test.count=1")
+		cmd.Env = append(os.Environ(), ownedEnv+"="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(data, "clickhouse.lock"), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.WriteString(`{"program":"arbiter run","pid":4242,"host":"gpu-1","since":"2026-12-01T08:00:00Z"}`); err != nil {
+		t.Fatal(err)
+	}
+	out, err := execute(t, "import-billing", "--focus", "../../internal/billing/testdata", "--data-dir", data, "--nats", noNATS)
+	for _, want := range []string{`owned by "arbiter run" (pid 4242 on gpu-1`, "stop it, import the bill, then start it again", "--clickhouse"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("import-billing = %v, want an error saying %q\n%s", err, want, out)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "--data-dir") {
+		t.Errorf("import-billing advises a data directory of its own, which the owner never reads: %v", err)
 	}
 }
