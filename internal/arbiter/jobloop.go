@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,8 +75,29 @@ func (s *Service) jobLoop(ctx context.Context, io *jobIO) {
 			s.saveJobs(ctx, io.kv)
 		case <-tick.C:
 			s.saveJobs(ctx, io.kv)
+			if s.moveLanded() {
+				signal(s.changed) // retire the old instance at the next pass, not at the next interval
+			}
 		}
 	}
+}
+
+// moveLanded says whether a job's make-before-break move has its new instance reported with
+// capacity while the old one still runs: a pass then retires the old one, which is paid for
+// every second it is kept.
+func (s *Service) moveLanded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leading {
+		return false
+	}
+	for name := range s.jobs {
+		b := s.books[name]
+		if lives := liveReplicas(b); len(lives) > 1 && !slices.ContainsFunc(b.Actions, moving) && s.gotCapacity(b, lives[len(lives)-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // foldJob takes one bucket entry into the table: a submission (new, or cancelled), or a run

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
@@ -69,26 +70,31 @@ func (s *Service) jobSnapshot(now time.Time) placement.Snapshot {
 	return snap
 }
 
-// planJob turns the deadline planner's choice for one job into actions. A move stops the old
-// instance before the new one starts (retire-then-launch, in that order in one workload's queue):
-// a job's progress lives in its checkpoint, so a second instance would pay to redo work the
-// first is still checkpointing, and JOBS.md bills a switch as one changeover, with no overlap.
+// planJob turns the deadline planner's choice for one job into actions. A move while the old
+// instance still runs is make-before-break: it launches the new instance alone, and the old one
+// is retired only once the actuator reports that the new one got capacity (settleMove, at a later
+// pass). A launch given up for want of capacity (giveUp) then leaves the old instance running, so
+// a move that finds no capacity costs nothing but the try. That is what a job on on-demand needs:
+// it learns that spot is back only by trying it, and a move that stopped on-demand first paid an
+// idle tick and a new on-demand changeover for every try that found none. The new instance
+// resumes from the checkpoint the old one leaves when it is retired; the time both are held is
+// paid, and kept to one report. Where the old instance is already lost (reclaimed), nothing of the
+// job runs and the move is a plain launch.
 func (s *Service) planJob(j *job, b *Book, snap *placement.Snapshot, now time.Time) []placement.Action {
 	name := j.Spec.Workload.Name
-	live := liveReplica(b)
-	stop := func(why placement.Reason) []placement.Action {
-		if live == nil {
-			return nil
-		}
-		return []placement.Action{{ID: jobActionID(name, "drain", live.ID, now), Kind: placement.ActionDrain, Workload: name,
-			Offer: live.Offer, Count: 1, Replicas: []string{live.ID}, Reason: why, CostPerHour: -live.PricePerHour}}
-	}
+	lives := liveReplicas(b)
 	switch {
 	case j.Spec.Cancelled:
 		j.Run.State, j.Run.Reason = "cancelled", "cancelled by "+j.Spec.By
-		return stop(reasonJobCancel)
+		return stopJob(name, lives, reasonJobCancel, now)
 	case j.Run.Done >= j.Spec.Workload.Job.Work:
-		return stop(reasonJobDone)
+		return stopJob(name, lives, reasonJobDone, now)
+	case len(lives) > 1:
+		return s.settleMove(b, lives, now)
+	}
+	var live *Rep
+	if len(lives) == 1 {
+		live = lives[0]
 	}
 	w := workload(&j.Spec.Workload)
 	est := placement.Estimates(snap, &w, s.o.Policy, now)
@@ -99,16 +105,50 @@ func (s *Service) planJob(j *job, b *Book, snap *placement.Snapshot, now time.Ti
 	case choice == view.Running && live != nil:
 		return nil
 	case choice < 0:
-		return stop(reasonJobWait)
+		return stopJob(name, lives, reasonJobWait, now)
 	}
 	o := est[choice].Offer
 	why := reasonJobStart
 	if live != nil {
 		why = reasonJobMove
 	}
-	launch := placement.Action{ID: jobActionID(name, "launch", o.ID, now), Kind: placement.ActionLaunch, Workload: name,
-		Offer: o.ID, Count: 1, Reason: why, CostPerHour: o.PricePerHour}
-	return append(stop(reasonJobMove), launch)
+	return []placement.Action{{ID: jobActionID(name, "launch", o.ID, now), Kind: placement.ActionLaunch, Workload: name,
+		Offer: o.ID, Count: 1, Reason: why, CostPerHour: o.PricePerHour}}
+}
+
+// stopJob drains the job's instances reps.
+func stopJob(name string, reps []*Rep, why placement.Reason, now time.Time) []placement.Action {
+	var out []placement.Action
+	for _, r := range reps {
+		out = append(out, placement.Action{ID: jobActionID(name, "drain", r.ID, now), Kind: placement.ActionDrain, Workload: name,
+			Offer: r.Offer, Count: 1, Replicas: []string{r.ID}, Reason: why, CostPerHour: -r.PricePerHour})
+	}
+	return out
+}
+
+// settleMove carries on a make-before-break move (lives, oldest first, the newest launched by the
+// move): once the actuator reports that the newest got capacity, the older ones are retired.
+// Until then nothing changes: the old instance goes on working, and a launch given up leaves it
+// alone in the book, to be planned afresh.
+func (s *Service) settleMove(b *Book, lives []*Rep, now time.Time) []placement.Action {
+	if !s.gotCapacity(b, lives[len(lives)-1]) {
+		return nil
+	}
+	return stopJob(b.Workload, lives[:len(lives)-1], reasonJobMove, now)
+}
+
+// gotCapacity says whether the actuator reports replica r running or starting: it is ready, or a
+// report made since its launch holds its group's count with nothing pending.
+func (s *Service) gotCapacity(b *Book, r *Rep) bool {
+	if r.State == placement.StateReady {
+		return true
+	}
+	g := r.group(b.Workload)
+	n := b.Count(g)
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	o, ok := s.mk.observed[g]
+	return ok && !s.mk.observedAt[g].Before(r.Since) && o.Desired >= n && o.Pending == 0 && o.Ready+len(o.Starting) >= n
 }
 
 // jobView is what the deadline planner knows of the job now, and the offers it may run on.
@@ -127,12 +167,12 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 			uptime = e.LaunchChance
 		}
 		offers[i] = placement.JobOffer{Location: e.Offer.Location, Market: m, PricePerHour: e.Offer.PricePerHour,
-			Available: e.Usable && !lostLately(e.Offer.History, now, s.o.Interval), Hazard: e.Hazard, Uptime: uptime}
+			Available: s.mayTry(e, live != nil, now), Hazard: e.Hazard, Uptime: uptime}
 		if live != nil && e.Offer.ID == live.Offer {
 			v.Running = i
 		}
 	}
-	j.spells.see(slices.ContainsFunc(offers, func(o placement.JobOffer) bool { return o.Market == placement.MarketSpot && o.Available }), now)
+	j.spells.see(s.sightOf(live, est, now), now)
 	v.Outage, v.Outages, v.SpotFor, v.SpotRuns, v.History = j.spells.view(now)
 	if live != nil {
 		v.Pending = pending(live, j, overhead, now)
@@ -145,16 +185,54 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 	return v, offers
 }
 
-// lostLately says whether the offer had no capacity at the last decision or since: a launch
-// there found none (given up when the next report says so, dated at the launch) or an instance
-// there was reclaimed. The planner's launch chance forgets such
-// a loss only over its half-life; a job asking again at once would sit a whole interval on a
-// launch that cannot come, where the deadline planner, told the offer is not available now,
-// waits or takes another.
-func lostLately(h []placement.Observation, now time.Time, within time.Duration) bool {
+// mayTry says whether the job may launch on the offer now. A job with an instance running loses
+// nothing but the try when the launch finds no capacity (the move is make-before-break), and
+// trying is how it learns that spot is back: it asks again as soon as a whole interval has passed
+// since the last loss there, whatever the launch chance. An idle job would sit an interval on a
+// launch that cannot come, where the deadline planner, told the offer is not there, waits or
+// takes another; so it takes only offers the planner finds likely enough (Usable) that had no loss
+// at the last decision or since.
+func (s *Service) mayTry(e placement.Estimate, running bool, now time.Time) bool {
+	h, in := e.Offer.History, s.o.Interval
+	if running {
+		return !lostWithin(h, now, in, false)
+	}
+	return e.Usable && !lostWithin(h, now, in, true)
+}
+
+// sightOf is what this decision learns of the job's spot offers: spot is there while the job's
+// spot instance runs, and gone when every spot offer lost capacity at the last decision or since
+// (a launch found none, an instance was reclaimed); otherwise nothing is known of it (an offer not
+// tried says nothing), and the spell seen last goes on.
+func (s *Service) sightOf(live *Rep, est []placement.Estimate, now time.Time) sighting {
+	if live != nil && live.Market == events.Spot && live.State == placement.StateReady {
+		return spotThere
+	}
+	lost := 0
+	for _, e := range est {
+		if e.Offer.Market != placement.MarketSpot {
+			continue
+		}
+		if !lostWithin(e.Offer.History, now, s.o.Interval, true) {
+			return spotUnknown
+		}
+		lost++
+	}
+	if lost == 0 {
+		return spotUnknown
+	}
+	return spotGone
+}
+
+// lostWithin says whether the offer lost capacity less than within ago (or exactly within ago,
+// when inclusive): a launch there found none (given up when the next report says so, dated at
+// the launch) or an instance there was reclaimed. The planner's launch chance forgets such a
+// loss only over its half-life.
+func lostWithin(h []placement.Observation, now time.Time, within time.Duration, inclusive bool) bool {
 	return slices.ContainsFunc(h, func(o placement.Observation) bool {
 		age := now.Sub(o.At)
-		return (o.Kind == placement.ObsLaunchFailed || o.Kind == placement.ObsPreempted) && age >= 0 && age <= within
+		lost := o.Kind == placement.ObsLaunchFailed || o.Kind == placement.ObsPreempted
+		return lost && age >= 0 && (age < within || inclusive && age == within)
 	})
 }
 
@@ -178,17 +256,29 @@ func cheapestOnDemand(est []placement.Estimate) float64 {
 	return p
 }
 
-// liveReplica is the job's instance that runs or is starting, nil when none.
+// liveReplica is the job's instance whose work counts while no other takes over: the oldest
+// that runs or is starting, nil when none.
 func liveReplica(b *Book) *Rep {
+	if lives := liveReplicas(b); len(lives) > 0 {
+		return lives[0]
+	}
+	return nil
+}
+
+// liveReplicas are the job's instances that run or are starting, oldest first: two while a move
+// waits for its new instance to get capacity.
+func liveReplicas(b *Book) []*Rep {
 	if b == nil {
 		return nil
 	}
+	var out []*Rep
 	for i := range b.Replicas {
 		if st := b.Replicas[i].State; st == placement.StateReady || st == placement.StateLaunching {
-			return &b.Replicas[i]
+			out = append(out, &b.Replicas[i])
 		}
 	}
-	return nil
+	slices.SortStableFunc(out, func(x, y *Rep) int { return x.Since.Compare(y.Since) })
+	return out
 }
 
 // reclaimedReplica is the job's instance under a reclaim notice, nil when none.

@@ -1,0 +1,139 @@
+package arbiter_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// movingJob is a stepped service over jobYAML with 69 minutes for the hour's work, spot only in
+// zone a, and no spot capacity there: the job tries spot once and then must run on on-demand.
+// Once on-demand runs, the job reports 40 minutes done (it was further than the arbiter
+// estimated), so it has slack to spend on spot again.
+type movingJob struct {
+	h        *harness
+	svc      *arbiter.Service
+	spot, od actuate.Group
+}
+
+func newMovingJob(t *testing.T) *movingJob {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h := newHarness(t, strings.Replace(jobYAML, "deadline_in: 3h", "deadline_in: 69m", 1))
+	h.price("us-east-1a", events.Spot, 1.0)
+	h.price("us-east-1a", events.OnDemand, 3.0)
+	h.sim.SetCapacity("a", 0)
+	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
+		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := &movingJob{h: h, svc: svc, spot: actuate.Group{Workload: "tune", Location: "a", Market: events.Spot},
+		od: actuate.Group{Workload: "tune", Location: "a", Market: events.OnDemand}}
+	for i := 0; !m.ready(m.od); i++ {
+		if i == 60 {
+			t.Fatalf("no on-demand instance ready after an hour; lives %+v", h.sim.Lives())
+		}
+		m.round()
+	}
+	at := h.clock.Now()
+	p := &events.JobProgress{Meta: events.Meta{At: at}, Job: "tune", WorkDoneS: (40 * time.Minute).Seconds(), CheckpointAt: &at,
+		Location: "a", Market: events.OnDemand}
+	if err := h.pub.Publish(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the report is folded", func() bool { return svc.JobReported("tune") })
+	return m
+}
+
+func (m *movingJob) round() {
+	m.svc.Step(context.Background())
+	m.h.clock.Advance(jobStep)
+}
+
+// ready says whether the sim runs a ready instance of g.
+func (m *movingJob) ready(g actuate.Group) bool {
+	return slices.ContainsFunc(m.h.sim.Lives(), func(l sim.Life) bool { return l.Group == g && !l.Ready.IsZero() && l.Gone.IsZero() })
+}
+
+// lives are the sim's instances of g, in launch order.
+func (m *movingJob) lives(g actuate.Group) []sim.Life {
+	var out []sim.Life
+	for _, l := range m.h.sim.Lives() {
+		if l.Group == g {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// probes counts the calls that asked the sim for spot for the job.
+func (m *movingJob) probes() int {
+	n := 0
+	for _, c := range m.h.sim.Calls() {
+		if c.Group == m.spot && c.Replicas > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestJobMoveOntoSpotWithNoCapacityKeepsOnDemand: a job on on-demand with slack to spend tries
+// spot, finds no capacity, and goes on running on its on-demand instance the whole time, never
+// idle. A move used to stop on-demand first: each try that found none left the job idle a round
+// and then paid a new on-demand launch.
+func TestJobMoveOntoSpotWithNoCapacityKeepsOnDemand(t *testing.T) {
+	m := newMovingJob(t)
+	before := m.probes()
+	for range 10 {
+		m.round()
+		if st := m.svc.JobState("tune"); st != events.JobRunning {
+			t.Fatalf("at %v the job is %q, want running", m.h.clock.Now(), st)
+		}
+	}
+	if m.probes() <= before {
+		t.Fatalf("no spot launch was tried in 10 rounds; calls %+v", m.h.sim.Calls())
+	}
+	od := m.lives(m.od)
+	if len(od) != 1 || !od[0].Gone.IsZero() {
+		t.Errorf("on-demand instances %+v, want the one, still running", od)
+	}
+}
+
+// TestJobMoveThatGetsCapacityRetiresTheOld: spot comes back after tries that found none; the
+// move's launch gets capacity and only then is the on-demand instance retired, so the job always
+// had an instance with capacity, one on-demand instance all along, and runs on spot after.
+func TestJobMoveThatGetsCapacityRetiresTheOld(t *testing.T) {
+	m := newMovingJob(t)
+	for range 4 {
+		m.round()
+	}
+	m.h.sim.SetCapacity("a", 1)
+	for i := 0; !slices.ContainsFunc(m.lives(m.od), func(l sim.Life) bool { return !l.Gone.IsZero() }); i++ {
+		if i == 10 {
+			t.Fatalf("the job did not move in 10 rounds; lives %+v", m.h.sim.Lives())
+		}
+		m.round()
+	}
+	od, spot := m.lives(m.od), m.lives(m.spot)
+	if len(od) != 1 || len(spot) == 0 || od[0].Gone.Before(spot[len(spot)-1].Launched) {
+		t.Fatalf("on-demand %+v, spot %+v: want one on-demand instance, retired once spot got capacity", od, spot)
+	}
+	m.round()
+	if st := lastJobState(t, m.h.env.JS, "tune"); st.State != events.JobRunning || st.Market != events.Spot {
+		t.Errorf("job.state %+v, want running on spot", st)
+	}
+}
