@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,13 +27,21 @@ import (
 // replicas: an embedded NATS server, the arbiter stepped once a tick on a virtual clock, and the
 // sim fleet as the market, its spot capacity in each zone set from the window's availability. The
 // job is a workload of kind job in the fleet file; each tick the job reports its checkpointed
-// progress (job.progress), reclaims reach the arbiter as notices, and what the arbiter asked the
-// fleet to run is the tick's choice, billed under JOBS.md's rules by Simulate. bursar-direct asks
-// the deadline planner alone, for comparison.
+// progress (job.progress), reclaims reach the arbiter as notices, and what the fleet runs for the
+// job (an instance that got capacity) is the tick's choice, billed under JOBS.md's rules by
+// Simulate. A move is make-before-break: while the fleet runs the old instance beside the new one,
+// the arbiter runs another round settleAfter later, as arbiter run does after its next report, and
+// the seconds the old one was held are billed too (Overlap). bursar-direct asks the deadline
+// planner alone, for comparison.
 func init() { Register("bursar", newService, false) }
 
 // serviceEpoch is the virtual time of a window's first tick.
 var serviceEpoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// settleAfter is how long after a round the arbiter of arbiter run retires the old instance of a
+// move whose new one got capacity: the next report (Options.ReportEvery, 15 s by default), the
+// job loop's check (each second) and the debounce before the pass (1 s).
+const settleAfter = 15*time.Second + time.Second + time.Second
 
 const (
 	serviceJob      = "job"
@@ -52,8 +61,11 @@ type service struct {
 	svc   *arbiter.Service
 	fleet *sim.Fleet
 	locs  []string // the zones' location names
-	err   error
-	once  sync.Once
+	// overlap is what was held beside the last tick's choice, and for how many seconds.
+	overlap     Choice
+	overlapSecs int64
+	err         error
+	once        sync.Once
 }
 
 func newService(env Env) (Policy, error) {
@@ -144,13 +156,15 @@ func (p *service) prices() error {
 }
 
 // Decide is one tick: the market takes this tick's availability (a lost spot instance is
-// reclaimed with a notice), the job reports its progress, the arbiter runs a round, and what it
-// asked the fleet to hold is the choice.
+// reclaimed with a notice), the job reports its progress, the arbiter runs a round (more while a
+// move holds two instances), and what the fleet runs for the job is the choice.
 func (p *service) Decide(v *View) Choice {
+	p.overlap, p.overlapSecs = Idle, 0
 	if p.err != nil {
 		return OD // the run is reported as failed by Close; on-demand keeps the deadline meanwhile
 	}
-	p.clk.Set(serviceEpoch.Add(time.Duration(v.T) * time.Second))
+	start := serviceEpoch.Add(time.Duration(v.T) * time.Second)
+	p.clk.Set(start)
 	if err := p.market(v.Spot); err != nil {
 		p.err = fmt.Errorf("tick at %d s: %w", v.T, err)
 		return OD
@@ -160,8 +174,41 @@ func (p *service) Decide(v *View) Choice {
 		return OD
 	}
 	p.svc.Step(p.ctx)
-	return p.held()
+	return p.settle(v, start)
 }
+
+// settle lets the arbiter finish a move: while the fleet runs two instances of the job, it runs
+// another round settleAfter later, within the tick. The choice is the instance that took over;
+// the other one, held until it was retired (or the tick's end), is the tick's overlap.
+func (p *service) settle(v *View, start time.Time) Choice {
+	tick := time.Duration(v.Tick) * time.Second
+	held, after := p.held(), time.Duration(0)
+	for len(held) > 1 && after+settleAfter < tick {
+		after += settleAfter
+		p.clk.Set(start.Add(after))
+		p.svc.Step(p.ctx)
+		held = p.held()
+	}
+	switch len(held) {
+	case 0:
+		return Idle
+	case 1:
+		if held[0] != v.Running && v.Running.Kind != None && after > 0 {
+			p.overlap, p.overlapSecs = v.Running, int64(after/time.Second)
+		}
+		return held[0]
+	}
+	// Still two at the tick's end: the new one is the choice, the old one is paid all the tick.
+	choice := held[0]
+	if choice == v.Running {
+		choice = held[1]
+	}
+	p.overlap, p.overlapSecs = v.Running, v.Tick
+	return choice
+}
+
+// Overlap is what the fleet held beside the last tick's choice, and for how many seconds.
+func (p *service) Overlap() (Choice, int64) { return p.overlap, p.overlapSecs }
 
 // market sets each zone's spot capacity and hands the arbiter the notices of what it took.
 func (p *service) market(spot []bool) error {
@@ -196,17 +243,26 @@ func (p *service) progress(v *View) error {
 	return p.svc.AwaitFolded(p.ctx)
 }
 
-// held is what the fleet was asked to run: spot in a zone, on-demand, or nothing.
-func (p *service) held() Choice {
-	for z, loc := range p.locs {
-		if n, _ := p.fleet.Desired(p.ctx, actuate.Group{Workload: serviceJob, Location: loc, Market: events.Spot}); n > 0 {
-			return SpotIn(z)
+// held is what the fleet runs for the job: each group with an instance that got capacity
+// (ready or starting), as the sim reports it; a launch pending for want of capacity runs nothing.
+func (p *service) held() []Choice {
+	obs, err := p.fleet.Observe(p.ctx)
+	if err != nil {
+		p.err = errors.Join(p.err, fmt.Errorf("observing the fleet: %w", err))
+		return nil
+	}
+	var out []Choice
+	for _, o := range obs {
+		if o.Workload != serviceJob || o.Ready+len(o.Starting) == 0 {
+			continue
+		}
+		if o.Market == events.Spot {
+			out = append(out, SpotIn(slices.Index(p.locs, o.Location)))
+		} else {
+			out = append(out, OD)
 		}
 	}
-	if n, _ := p.fleet.Desired(p.ctx, actuate.Group{Workload: serviceJob, Location: serviceOnDemand, Market: events.OnDemand}); n > 0 {
-		return OD
-	}
-	return Idle
+	return out
 }
 
 // Close stops the arbiter and the bus and returns what went wrong during the window.

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -32,5 +33,62 @@ func TestBursarThroughTheLiveService(t *testing.T) {
 	}
 	if !out.Met || out.Cost >= od.Cost || out.Preemptions != 1 || out.SpotTicks < 20 {
 		t.Errorf("bursar = %+v (on-demand only costs %.2f): want the deadline met for less, one preemption, mostly spot", out, od.Cost)
+	}
+}
+
+// recording keeps the live service's choice at every tick.
+type recording struct {
+	*service
+	choices []Choice
+}
+
+func (r *recording) Decide(v *View) Choice {
+	c := r.service.Decide(v)
+	r.choices = append(r.choices, c)
+	return c
+}
+
+// TestBursarKeepsOnDemandWhileSpotIsMissing: a job the live service runs on on-demand while spot
+// is missing tries spot, and each try that finds none leaves it on on-demand: no tick is idle
+// once it runs (a move stopped on-demand first, and each try left the job idle a tick). The
+// tick's choice is what the fleet runs (it was what the arbiter asked for: a spot launch pending
+// for capacity counted as spot). When spot is back the job moves once: the launch left pending
+// at the tick's boundary gets capacity there, the round's first report sees it and the round
+// retires on-demand at once, so no second is held twice and nothing is added to the ticks' bill.
+func TestBursarKeepsOnDemandWhileSpotIsMissing(t *testing.T) {
+	set := Setting{Tick: 600, Work: 6 * 3600, Deadline: 10 * 3600, Overhead: 180, SpotPrice: RefSpotPrice, ODPrice: RefODPrice}
+	n := int((set.Deadline + 4*3600) / set.Tick)
+	avail := make([][]bool, n)
+	for k := range avail {
+		// Spot, with a short spell without it each hour, and then none for three hours.
+		avail[k] = []bool{!(k < 24 && k%6 == 5 || k >= 24 && k < 42)}
+	}
+	p, err := newService(Env{Setting: set, Zones: []string{"us-west-2a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recording{service: p.(*service)}
+	out, err := Simulate(set, avail, rec)
+	if cerr := rec.Close(); cerr != nil {
+		t.Fatalf("the live service: %v", cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := slices.Index(rec.choices, OD)
+	if first < 0 || !out.Met {
+		t.Fatalf("choices %v, outcome %+v: want on-demand at some tick and the deadline met", rec.choices, out)
+	}
+	moves := 0
+	for k, c := range rec.choices[first:] {
+		if c == Idle {
+			t.Errorf("tick %d is idle after the job ran on on-demand; choices %v", first+k, rec.choices)
+		}
+		if k > 0 && c.Kind == Spot && rec.choices[first+k-1] == OD {
+			moves++
+		}
+	}
+	if moves != 1 || out.OverlapCost != 0 || out.Cost != cost(&set, out.SpotTicks, out.ODTicks) {
+		t.Errorf("choices %v, outcome %+v: want one move off on-demand and the ticks' bill alone", rec.choices, out)
 	}
 }

@@ -104,14 +104,25 @@ type Policy interface {
 	Decide(v *View) Choice
 }
 
+// Overlapper is a policy whose choice may leave the instance that ran the tick before held for
+// part of the new tick: the live service moves make-before-break, retiring the old instance only
+// once the new one got capacity. Overlap is what else was held during the tick just decided and
+// for how many seconds (0 when nothing); Simulate bills it on top of the tick, at that kind's
+// price. JOBS.md's policies hold one instance at a time and are not Overlappers.
+type Overlapper interface {
+	Overlap() (held Choice, seconds int64)
+}
+
 // Outcome is one job's run over one window.
 type Outcome struct {
-	Cost      float64 `json:"cost"`
-	End       int64   `json:"end_s"`
-	Met       bool    `json:"deadline_met"`
-	SpotTicks int     `json:"spot_ticks"`
-	ODTicks   int     `json:"od_ticks"`
-	Launches  int     `json:"launches"`
+	// Cost is the bill: whole ticks of what ran, and OverlapCost, what an Overlapper held beside.
+	Cost        float64 `json:"cost"`
+	OverlapCost float64 `json:"overlap_cost,omitempty"`
+	End         int64   `json:"end_s"`
+	Met         bool    `json:"deadline_met"`
+	SpotTicks   int     `json:"spot_ticks"`
+	ODTicks     int     `json:"od_ticks"`
+	Launches    int     `json:"launches"`
 	// Preemptions counts spot instances taken back while the job was not done.
 	Preemptions int `json:"preemptions"`
 }
@@ -201,6 +212,9 @@ func Simulate(set Setting, avail [][]bool, p Policy) (Outcome, error) {
 			return out, fmt.Errorf("tick %d: %w", k, err)
 		}
 		req = st.settle(&set, t, running, req, avail[k])
+		if ov, ok := p.(Overlapper); ok {
+			out.OverlapCost += overlapCost(&set, ov)
+		}
 		out.bill(&set, req, running)
 		st.prev = req
 	}
@@ -218,7 +232,20 @@ func (o *Outcome) bill(set *Setting, req, running Choice) {
 	if req.Kind != None && req != running {
 		o.Launches++
 	}
-	o.Cost = cost(set, o.SpotTicks, o.ODTicks)
+	o.Cost = cost(set, o.SpotTicks, o.ODTicks) + o.OverlapCost
+}
+
+// overlapCost is the price of what an Overlapper held beside the tick's choice.
+func overlapCost(set *Setting, ov Overlapper) float64 {
+	held, secs := ov.Overlap()
+	price := 0.0
+	switch held.Kind {
+	case Spot:
+		price = set.SpotPrice
+	case OnDemand:
+		price = set.ODPrice
+	}
+	return price * float64(secs) / 3600
 }
 
 // cost is the bill for whole ticks of spot and on-demand.

@@ -18,6 +18,26 @@ var spotOnly = script(func(*View) Choice { return SpotIn(0) })
 // waits never asks for anything: only step 4 runs the job.
 var waits = script(func(*View) Choice { return Idle })
 
+// movesOff runs on-demand for two ticks and then spot, holding on-demand 20 s beside spot in the
+// first spot tick, as a make-before-break move does.
+type movesOff struct {
+	held Choice
+	secs int64
+}
+
+func (m *movesOff) Decide(v *View) Choice {
+	m.held, m.secs = Idle, 0
+	if v.T < 2*v.Tick {
+		return OD
+	}
+	if v.Running == OD {
+		m.held, m.secs = OD, 20
+	}
+	return SpotIn(0)
+}
+
+func (m *movesOff) Overlap() (Choice, int64) { return m.held, m.secs }
+
 // avail1 is a one-zone trace from 0/1 values, padded with spot-less ticks.
 func avail1(pad int, v ...int) [][]bool {
 	out := make([][]bool, 0, len(v)+pad)
@@ -84,6 +104,14 @@ func TestRules(t *testing.T) {
 		name: "progress never lost", set: handSetting(150, 3600, 30),
 		avail: avail1(0, 1, 1, 0, 1, 1, 1), policy: spotOnly,
 		want: Outcome{Cost: 240, End: 270, Met: true, SpotTicks: 4, Launches: 2, Preemptions: 1},
+	}, {
+		// What a policy holds beside its choice is billed (the live service's make-before-break
+		// move). g 60, d 30, C0 150. Ticks 0, 1 on-demand (W 30, 90); tick 2 spot, launched with
+		// on-demand held 20 s beside it (W 120); tick 3 spot: done at 3·60+0+30 = 210. Billed:
+		// 2 × $180 + 2 × $60 + 20 s of on-demand at $3 = $540.
+		name: "overlap billed", set: handSetting(150, 3600, 30),
+		avail: avail1(0, 1, 1, 1, 1, 1), policy: &movesOff{},
+		want: Outcome{Cost: 540, OverlapCost: 60, End: 210, Met: true, SpotTicks: 2, ODTicks: 2, Launches: 2},
 	}, {
 		name: "window too short", set: handSetting(600, 36000, 0),
 		avail: avail1(3), policy: onDemandOnly{}, wantErr: ErrUnfinished,
