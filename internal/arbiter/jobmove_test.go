@@ -137,3 +137,34 @@ func TestJobMoveThatGetsCapacityRetiresTheOld(t *testing.T) {
 		t.Errorf("job.state %+v, want running on spot", st)
 	}
 }
+
+// TestWaitingJobTriesSpotEveryRound: an idle job the planner has wait for spot tries it again
+// at every round, though the last try found no capacity: a try that finds none leaves it as idle
+// as waiting does and costs nothing. It used to skip the round after each failure, so it took
+// spot one round late when it came back.
+func TestWaitingJobTriesSpotEveryRound(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(t, jobYAML) // three hours for an hour's work: it waits a long while for spot
+	h.price("us-east-1a", events.Spot, 1.0)
+	h.price("us-east-1a", events.OnDemand, 3.0)
+	h.sim.SetCapacity("a", 0)
+	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
+		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := &movingJob{h: h, svc: svc, spot: actuate.Group{Workload: "tune", Location: "a", Market: events.Spot}}
+	for round := range 10 {
+		before := m.probes()
+		m.round()
+		if m.probes() != before+1 || svc.JobState("tune") == events.JobRunning {
+			t.Fatalf("round %d: %d spot launches asked (want 1), job %q (want it waiting); calls %+v",
+				round, m.probes()-before, svc.JobState("tune"), h.sim.Calls())
+		}
+	}
+}

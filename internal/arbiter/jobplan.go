@@ -101,6 +101,9 @@ func (s *Service) planJob(j *job, b *Book, snap *placement.Snapshot, now time.Ti
 	j.Run.OnDemand = cheapestOnDemand(est)
 	view, offers := s.jobView(j, b, live, est, now)
 	choice := placement.PlanJob(view, offers)
+	if choice < 0 && live == nil {
+		choice = s.tryWhileWaiting(view, offers, est, now)
+	}
 	switch {
 	case choice == view.Running && live != nil:
 		return nil
@@ -183,6 +186,23 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 		v.Last = slices.IndexFunc(est, func(e placement.Estimate) bool { return e.Offer.ID == lost.Offer })
 	}
 	return v, offers
+}
+
+// tryWhileWaiting is the spot offer a job the planner has wait tries anyway, -1 for none. A launch
+// that finds no capacity leaves the job as idle as waiting does, and costs nothing, so the spot
+// offers kept from an idle job (lost lately, or unlikely) are offered as to a job whose instance
+// runs, and the planner's answer is taken when it is one of them.
+func (s *Service) tryWhileWaiting(view placement.JobView, offers []placement.JobOffer, est []placement.Estimate, now time.Time) int {
+	free := slices.Clone(offers)
+	for i := range free {
+		if free[i].Market == placement.MarketSpot {
+			free[i].Available = s.mayTry(est[i], true, now)
+		}
+	}
+	if c := placement.PlanJob(view, free); c >= 0 && free[c].Market == placement.MarketSpot {
+		return c
+	}
+	return -1
 }
 
 // mayTry says whether the job may launch on the offer now. A job with an instance running loses
