@@ -30,6 +30,9 @@ func (b *Budgets) Ask(_ context.Context, h Hold) {
 func (b *Budgets) ask(ctx context.Context, todo []Hold) []Hold {
 	var again []Hold
 	for _, h := range todo {
+		if !b.stillAsked(h.ID) { // decided while it waited for a retry: asking again posts a question nobody can answer
+			continue
+		}
 		actx, cancel := context.WithTimeout(ctx, outsideCall)
 		at, err := b.o.Approvals.Ask(actx, h)
 		cancel()
@@ -47,6 +50,14 @@ func (b *Budgets) ask(ctx context.Context, todo []Hold) []Hold {
 		}
 	}
 	return again
+}
+
+// stillAsked says whether hold id is still to be asked: queued and not decided since (Decided
+// forgets it).
+func (b *Budgets) stillAsked(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.asked[id]
 }
 
 func (b *Budgets) posted(ctx context.Context, h Hold, at Message) {
