@@ -77,6 +77,29 @@ func (hw *holdWatch) add(key string, value []byte) {
 	}
 }
 
+// askWait bounds how long a tick waits for the holds of its round to be asked in Slack.
+const askWait = 2 * time.Second
+
+// awaitAsked waits, while Slack answers, until every hold in the books has its question in
+// Slack: the arbiters ask from a loop of their own, and a market that moved on first would have
+// the approver click a tick or more later in one run than in the other, for the same hold after
+// the same delay (the calm and the faulted run then part for no fault's doing). Past askWait the
+// tick goes on: an ask the arbiter cannot make is the stale check's to find.
+func (r *rig) awaitAsked(ctx context.Context) {
+	if r.leader() == nil {
+		return
+	}
+	actx, cancel := context.WithTimeout(ctx, askWait)
+	defer cancel()
+	for actx.Err() == nil {
+		books, err := arbiter.LoadBooks(actx, r.js, bus.BucketPlacement)
+		if err != nil || r.slack.askedAll(books) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // holdGrace is how long past its deadline a hold may still wait, in market time and in wall time:
 // the approver clicks every 2 min of market while it waits, and a click past the deadline times
 // it out at once where the leader has it pending; where it has not (Slack refused the ask), the
@@ -294,5 +317,6 @@ func (r *rig) checkHolds(ctx context.Context, fate fates, drained map[string]boo
 		r.run.asks = append(r.run.asks, *r.slack.asks[id])
 	}
 	r.slack.mu.Unlock()
+	r.run.holdLines = holdLines(r.holds.all(), r.slack.snapshot())
 	return nil
 }

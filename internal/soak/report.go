@@ -63,6 +63,7 @@ func (s *Summary) Markdown() string {
 		fmt.Fprintf(&b, "| %.8s | %s | %s | %d | %s | %s |\n", a.hold, a.first.UTC().Format(time.RFC3339),
 			a.deadline.UTC().Format(time.RFC3339), a.messages, a.choice, cmp.Or(a.outcome, "none"))
 	}
+	s.writeTimelines(&b)
 	fmt.Fprintf(&b, "\nCollector load: %d events acked (%d failed for good); store inserts refused during its outage: %d; DLQ: %d.\n",
 		s.Faulted.loadAcked, s.Faulted.loadFailed, s.Faulted.refused, s.Faulted.dead)
 	if n := s.Faulted.streamLost; n > 0 {

@@ -221,7 +221,9 @@ func (r *rig) Step(ctx context.Context, t int) {
 		}
 	}
 	r.fail(r.ensureLeader(ctx))
+	r.watchReady(ctx, t)
 	if slackMode(r.slack.mode.Load()) == slackUp {
+		r.awaitAsked(ctx)
 		r.holds.checkStale(r.now())
 	}
 }

@@ -58,9 +58,11 @@ type runStats struct {
 	refused        int64
 	streamLost     int64 // events acked to the collector that the TELEMETRY stream no longer holds
 	holds          holdTally
-	slackPosts     int   // messages the fake Slack took (approval questions and alerts)
-	slackRefused   int   // calls it refused while down
-	asks           []ask // the questions it was asked, in order
+	slackPosts     int        // messages the fake Slack took (approval questions and alerts)
+	slackRefused   int        // calls it refused while down
+	asks           []ask      // the questions it was asked, in order
+	holdLines      []holdLine // every hold, in the order the arbiters made it
+	down           []spell    // ticks short of the target
 	wall           time.Duration
 }
 
