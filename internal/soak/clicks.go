@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/arbiter"
 	bslack "github.com/bursar-dev/bursar/internal/slack"
 )
 
@@ -34,23 +35,26 @@ const approvalTimeout = time.Hour
 // tickLength is the replay's tick of market time.
 const tickLength = 30 * time.Second
 
-// decide draws what the approver does about a hold and when, from the seed and the market hour
-// the hold was first asked in (its deadline less the policy's timeout: market time of the
-// arbiter's pass, whatever Slack's delays). Not from the hold's id: a fault shifts the plans by a
-// tick or two and with them the action ids, and the run without faults and the run with them must
-// decide the same questions the same way, or their availability differs by the approver's whims.
-func decide(seed uint64, deadline time.Time) (choice, time.Time) {
+// decide draws what the approver does about a question and when, from the seed, what its plan
+// holds (planOf) and how many times that plan was asked so far (n, from 1): what the hold is,
+// never when it came. The run without faults and the run with them must face the same person:
+// the same plan asked for the nth time gets the same answer after the same delay from its ask
+// (its deadline less the policy's timeout, the market time of the arbiter's pass, whatever
+// Slack's delays), although a fault may shift it by a tick or two, across an hour, and give it
+// other action ids. (Keyed by the hour of the ask, every question of an hour got one answer,
+// and a hold that a fault pushed past the hour got the next hour's.)
+func decide(seed uint64, plan string, n int, deadline time.Time) (choice, time.Time) {
 	asked := deadline.Add(-approvalTimeout)
-	hour := asked.Truncate(time.Hour)
 	h := fnv.New64a()
 	_ = binary.Write(h, binary.LittleEndian, seed)
-	_ = binary.Write(h, binary.LittleEndian, hour.Unix())
+	_ = binary.Write(h, binary.LittleEndian, int64(n))
+	h.Write([]byte(plan))
 	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
 	ticks := int(approvalTimeout / tickLength)
-	switch n := rng.IntN(100); {
-	case n < 75:
+	switch d := rng.IntN(100); {
+	case d < 75:
 		return approve, asked.Add(time.Duration(1+rng.IntN(ticks/3)) * tickLength)
-	case n < 90:
+	case d < 90:
 		return reject, asked.Add(time.Duration(1+rng.IntN(ticks/3)) * tickLength)
 	default:
 		return lateApprove, deadline.Add(time.Duration(1+rng.IntN(10)) * tickLength)
@@ -169,6 +173,20 @@ func (f *fakeSlack) rejectNow(ctx context.Context, endpoint string, holds map[st
 	}
 	f.mu.Unlock()
 	f.send(ctx, endpoint, todo)
+}
+
+// askedAll says whether Slack has a question for every hold in books.
+func (f *fakeSlack) askedAll(books map[string]*arbiter.Book) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, b := range books {
+		for _, h := range b.Holds {
+			if f.asks[h.ID] == nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // stillOpen are the holds Slack has no decision on: never asked, or not decided.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,12 +59,15 @@ type fakeSlack struct {
 	posts   int             // messages posted (approvals and alerts)
 	refused int             // calls refused while down
 	order   []string        // hold ids, in the order first asked
+	seen    map[string]int  // how often each plan (planOf) was asked, under any hold id
 }
 
 // ask is one approval question as Slack saw it: its messages, the decision its approver will
 // make, and what came of it.
 type ask struct {
 	hold     string
+	plan     string // what it asks to do (planOf)
+	nth      int    // the how-manieth ask of that plan
 	channel  string
 	ts       string    // the newest message asking it
 	messages int       // messages posted for it (a retried post after a slow answer adds one)
@@ -78,7 +82,8 @@ type ask struct {
 }
 
 func newFakeSlack(now func() time.Time, seed uint64) *fakeSlack {
-	f := &fakeSlack{now: now, seed: seed, stop: make(chan struct{}), asks: map[string]*ask{}, byTS: map[string]*ask{}}
+	f := &fakeSlack{now: now, seed: seed, stop: make(chan struct{}), asks: map[string]*ask{}, byTS: map[string]*ask{},
+		seen: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat.postMessage", f.post)
 	mux.HandleFunc("POST /api/chat.update", f.update)
@@ -184,8 +189,9 @@ func (f *fakeSlack) post(w http.ResponseWriter, r *http.Request) {
 	f.seq++
 	f.posts++
 	ts := fmt.Sprintf("1764482400.%06d", f.seq)
-	if hold, deadline, ok := question(r.PostForm.Get("blocks")); ok {
-		f.asked(hold, ch, ts, deadline)
+	blocks := r.PostForm.Get("blocks")
+	if hold, deadline, ok := question(blocks); ok {
+		f.asked(hold, planOf(blocks), ch, ts, deadline)
 	}
 	f.mu.Unlock()
 	f.late() // the message is in the channel; its answer comes late
@@ -193,12 +199,15 @@ func (f *fakeSlack) post(w http.ResponseWriter, r *http.Request) {
 		"text": text, "ts": ts, "bot_id": "B0SOAKBOT"}})
 }
 
-// asked records a message asking about hold; f.mu is held.
-func (f *fakeSlack) asked(hold, ch, ts string, deadline time.Time) {
+// asked records a message asking about hold, which holds plan; f.mu is held. The approver's
+// mind is made up at the first message: by what the plan holds and how often the same plan was
+// asked before, never by the hold's id or the hour it came (see decide).
+func (f *fakeSlack) asked(hold, plan, ch, ts string, deadline time.Time) {
 	a := f.asks[hold]
 	if a == nil {
-		a = &ask{hold: hold, first: f.now(), deadline: deadline}
-		a.choice, a.due = decide(f.seed, deadline)
+		f.seen[plan]++
+		a = &ask{hold: hold, plan: plan, nth: f.seen[plan], first: f.now(), deadline: deadline}
+		a.choice, a.due = decide(f.seed, plan, a.nth, deadline)
 		f.asks[hold] = a
 		f.order = append(f.order, hold)
 	}
@@ -266,6 +275,29 @@ func question(blocks string) (hold string, deadline time.Time, ok bool) {
 		}
 	})
 	return hold, deadline, hold != ""
+}
+
+// where is a plan line's target count and place ("→ 3 replicas (+1) on OFFER at LOCATION,"):
+// the fleet's state when asked and the planner's pick among like offers, which a fault may
+// change (a new leader breaks a tie otherwise), not what the plan does: its kind, delta and
+// reason say that.
+var where = regexp.MustCompile(`→ \d+ replicas \(([+-]\d+)\) on \S+ at \S+,`)
+
+// planOf is what an approval message asks to do, as its approver weighs it: the lines of its
+// Plan section (each action's kind, workload, delta and reason), without the replica counts and
+// the offers. Empty when the message has no Plan section.
+func planOf(blocks string) string {
+	var v any
+	if json.Unmarshal([]byte(blocks), &v) != nil {
+		return ""
+	}
+	plan := ""
+	walk(v, func(m map[string]any) {
+		if t, _ := m["text"].(string); plan == "" && strings.HasPrefix(t, "*Plan*\n") {
+			plan = where.ReplaceAllString(strings.TrimPrefix(t, "*Plan*\n"), "($1)")
+		}
+	})
+	return plan
 }
 
 func walk(v any, visit func(map[string]any)) {

@@ -2,7 +2,9 @@ package soak
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"sync"
@@ -71,7 +73,10 @@ func TestFakeSlackTakesAsksAndClicksAsSlackDoes(t *testing.T) {
 	if got.messages != 1 || !got.deadline.Equal(clk.now().Add(approvalTimeout)) {
 		t.Fatalf("the fake saw %+v, want one message with the deadline %s", got, clk.now().Add(approvalTimeout))
 	}
-	drawn, due := decide(7, got.deadline)
+	if got.plan == "" || got.nth != 1 {
+		t.Fatalf("the fake read plan %q (ask %d) from the question, want its plan lines, first ask", got.plan, got.nth)
+	}
+	drawn, due := decide(7, got.plan, 1, got.deadline)
 	if got.choice != drawn || !got.due.Equal(due) {
 		t.Errorf("approver will %s at %s, the seed says %s at %s", got.choice, got.due, drawn, due)
 	}
@@ -102,17 +107,20 @@ func TestFakeSlackTakesAsksAndClicksAsSlackDoes(t *testing.T) {
 	}
 }
 
-// TestDecideIsSeeded: the approver's choice and moment depend on the seed and the market hour of
-// the ask alone (a hold asked a few ticks later in the same hour is decided the same way), and
-// the seed's draws cover every choice.
+// TestDecideIsSeeded: the approver's choice and its delay from the ask depend on the seed, the
+// plan and how many times it was asked alone (the same plan asked an hour or a few ticks later is
+// decided the same way, as long after its ask), and the seed's draws cover every choice.
 func TestDecideIsSeeded(t *testing.T) {
 	start := time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)
 	seen := map[choice]int{}
 	for i := range 200 {
-		deadline := start.Add(time.Duration(i) * time.Hour)
-		c, at := decide(3, deadline)
-		if c2, at2 := decide(3, deadline.Add(2*tickLength)); c2 != c || !at2.Equal(at.Add(2*tickLength)) {
-			t.Fatalf("deadline %s: %s at %s; two ticks later %s at %s", deadline, c, at, c2, at2)
+		plan := fmt.Sprintf("• launch svc (+%d) on z%d/spot at z%d, hedge", 1+i%3, i, i)
+		deadline := start.Add(time.Duration(i) * 7 * time.Minute)
+		c, at := decide(3, plan, 1, deadline)
+		for _, shift := range []time.Duration{2 * tickLength, 25 * time.Minute, 3 * time.Hour} {
+			if c2, at2 := decide(3, plan, 1, deadline.Add(shift)); c2 != c || !at2.Equal(at.Add(shift)) {
+				t.Fatalf("plan %q: %s at %s; asked %s later: %s at %s", plan, c, at, shift, c2, at2)
+			}
 		}
 		if late := !at.Before(deadline); late != (c == lateApprove) {
 			t.Errorf("deadline %s: %s at %s", deadline, c, at)
@@ -121,6 +129,51 @@ func TestDecideIsSeeded(t *testing.T) {
 	}
 	if len(seen) != 3 {
 		t.Errorf("choices drawn: %v, want all three", seen)
+	}
+}
+
+// TestCalmAndFaultedRunsFaceTheSameApprover: two runs of one seed ask the same plans, one of them
+// 25 min later (a fault delayed it, across an hour), under other hold ids (other action ids) and
+// on other offers of the same kind;
+// each plan gets the same answer, as long after its ask, in both. A plan asked again (after a
+// rejection) is a new question with a draw of its own, the same in both runs.
+func TestCalmAndFaultedRunsFaceTheSameApprover(t *testing.T) {
+	ctx := context.Background()
+	type run struct {
+		clk *marketClock
+		f   *fakeSlack
+		a   *bslack.Approvals
+	}
+	var runs [2]run
+	for i := range runs {
+		clk := &marketClock{t: time.Date(2024, 1, 1, 0, 40, 0, 0, time.UTC).Add(time.Duration(i) * 25 * time.Minute)}
+		f := newFakeSlack(clk.now, 11)
+		defer f.close()
+		a, _, _ := approvalsOn(t, f, clk)
+		runs[i] = run{clk, f, a}
+	}
+	var holds [2][]string
+	for n := range 24 {
+		for i, r := range runs {
+			req := request(fmt.Sprintf("run%d-hold%d", i, n))
+			req.Plan.Actions[0].Delta = 1 + n%12 // each plan twice
+			// The fleet's count and the planner's pick among like offers: not what the plan does.
+			req.Plan.Actions[0].Replicas = 1 + i + n
+			req.Plan.Actions[0].Offer = fmt.Sprintf("z%d/z%d/replay/spot", i+n, i+n)
+			if _, err := r.a.Ask(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+			holds[i] = append(holds[i], req.Plan.PlanID)
+			r.clk.add(17 * time.Minute)
+		}
+	}
+	calm, faulted := runs[0].f.snapshot(), runs[1].f.snapshot()
+	for n := range holds[0] {
+		c, f := calm[holds[0][n]], faulted[holds[1][n]]
+		if c.choice != f.choice || c.due.Sub(c.first) != f.due.Sub(f.first) || c.nth != f.nth || c.nth != 1+n/12 {
+			t.Errorf("plan %d: calm run %s %s after its ask (ask %d), faulted run %s %s after (ask %d)", n,
+				c.choice, c.due.Sub(c.first), c.nth, f.choice, f.due.Sub(f.first), f.nth)
+		}
 	}
 }
 
@@ -149,11 +202,34 @@ func TestQuestionReadsMalformedMessages(t *testing.T) {
 	}
 }
 
+// TestPlanOfReadsMalformedMessages: planOf reads the Plan section's lines without the replica
+// counts and offers; a message without one (or not JSON) has no plan.
+func TestPlanOfReadsMalformedMessages(t *testing.T) {
+	for _, tc := range []struct{ name, blocks, want string }{
+		{"empty", "", ""},
+		{"not JSON", "{[", ""},
+		{"no plan section", `[{"type":"section","text":{"type":"mrkdwn","text":"Reclaim handled"}}]`, ""},
+		{"plan text not a string", `[{"type":"section","text":{"type":"mrkdwn","text":7}}]`, ""},
+		{"plan", `[{"type":"section","text":{"type":"mrkdwn","text":"*Plan*\n• launch svc → 3 replicas (+1) on z1/spot at z1, hedge *(needs approval)*\n• drain svc → 0 replicas (-2) on z2/od at z2, cheaper_offer"}}]`,
+			"• launch svc (+1) hedge *(needs approval)*\n• drain svc (-2) cheaper_offer"},
+		{"plan line of another shape", `[{"type":"section","text":{"type":"mrkdwn","text":"*Plan*\n• launch svc on z1"}}]`, "• launch svc on z1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := planOf(tc.blocks); got != tc.want {
+				t.Errorf("planOf = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func FuzzQuestion(f *testing.F) {
 	f.Add(`[{"type":"actions","elements":[{"action_id":"bursar_approve","value":"h"}]}]`, "Plan for svc approved by U0")
 	f.Add(`{"text":"Decide by <!date^1|2024-01-01T00:00:00Z"}`, "rejected by ")
 	f.Fuzz(func(t *testing.T, blocks, text string) {
 		hold, _, ok := question(blocks)
+		if p := planOf(blocks); p != "" && !json.Valid([]byte(blocks)) {
+			t.Errorf("planOf(%q) = %q from a message that is not JSON", blocks, p)
+		}
 		if ok != (hold != "") {
 			t.Errorf("question(%q) = %q, %v", blocks, hold, ok)
 		}
