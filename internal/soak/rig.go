@@ -220,10 +220,13 @@ func (r *rig) Step(ctx context.Context, t int) {
 			}
 		}
 	}
+	up := slackMode(r.slack.mode.Load()) == slackUp
+	if up {
+		r.awaitAsked(ctx) // before the lead is made sure of: the wait must not let a lease lapse unseen
+	}
 	r.fail(r.ensureLeader(ctx))
 	r.watchReady(ctx, t)
-	if slackMode(r.slack.mode.Load()) == slackUp {
-		r.awaitAsked(ctx)
+	if up {
 		r.holds.checkStale(r.now())
 	}
 }
