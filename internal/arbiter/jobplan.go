@@ -189,9 +189,9 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 }
 
 // tryWhileWaiting is the spot offer a job the planner has wait tries anyway, -1 for none. A launch
-// that finds no capacity leaves the job as idle as waiting does, and costs nothing, so the spot
-// offers kept from an idle job (lost lately, or unlikely) are offered as to a job whose instance
-// runs, and the planner's answer is taken when it is one of them.
+// that finds no capacity leaves the job as idle as waiting does, and costs one report, so the
+// spot offers kept from an idle job (unlikely ones) are offered as to a job whose instance runs,
+// and the planner's answer is taken when it is one of them.
 func (s *Service) tryWhileWaiting(view placement.JobView, offers []placement.JobOffer, est []placement.Estimate, now time.Time) int {
 	free := slices.Clone(offers)
 	for i := range free {
@@ -205,19 +205,19 @@ func (s *Service) tryWhileWaiting(view placement.JobView, offers []placement.Job
 	return -1
 }
 
-// mayTry says whether the job may launch on the offer now. A job with an instance running loses
-// nothing but the try when the launch finds no capacity (the move is make-before-break), and
-// trying is how it learns that spot is back: it asks again as soon as a whole interval has passed
-// since the last loss there, whatever the launch chance. An idle job would sit an interval on a
-// launch that cannot come, where the deadline planner, told the offer is not there, waits or
-// takes another; so it takes only offers the planner finds likely enough (Usable) that had no loss
-// at the last decision or since.
+// mayTry says whether the job may launch on the offer now. A launch that finds no capacity is
+// given up at the next report (which wakes a pass at once) and the job placed again, so a try
+// costs one report, not an interval, whether an instance runs meanwhile (the move is
+// make-before-break) or not; and trying is how the job learns that spot is back. So it asks
+// again as soon as a whole interval has passed since the last loss there, as every decision
+// comes back to it. A job with an instance running does so whatever the launch chance; an idle
+// one only on offers the planner finds likely enough (Usable), since the planner takes an offer
+// it is told is there for what it costs and its launch chance.
 func (s *Service) mayTry(e placement.Estimate, running bool, now time.Time) bool {
-	h, in := e.Offer.History, s.o.Interval
-	if running {
-		return !lostWithin(h, now, in, false)
+	if lostWithin(e.Offer.History, now, s.o.Interval, false) {
+		return false
 	}
-	return e.Usable && !lostWithin(h, now, in, true)
+	return running || e.Usable
 }
 
 // sightOf is what this decision learns of the job's spot offers: spot is there while the job's

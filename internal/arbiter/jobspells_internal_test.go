@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/bursar-dev/bursar/internal/placement"
 )
 
 // TestSpellsAreWhatTheDeadlinePlannerLearnsFrom: the spells with and without spot a job's
@@ -67,5 +69,39 @@ func TestSpellsGoOnWhileNothingIsSeen(t *testing.T) {
 	}
 	if _, outages, _, runs, history := w.view(t0.Add(4 * time.Minute)); len(runs) != 0 || !slices.Equal(outages, []time.Duration{time.Minute}) || history != 4*time.Minute {
 		t.Errorf("runs %v, outages %v, history %v; want none, [1m], 4m", runs, outages, history)
+	}
+}
+
+// TestJobTriesSpotAnIntervalAfterItsLastLoss: a launch that finds no capacity is given up at the
+// next report and the job placed again, so a failed try costs an idle job one report, as it does
+// one whose instance runs: both may try an offer again once a whole interval has passed since its
+// last loss (an idle job was kept off it for a further decision, and the planner, told spot was
+// not there, took on-demand the tick spot came back). An idle job still skips unlikely offers.
+func TestJobTriesSpotAnIntervalAfterItsLastLoss(t *testing.T) {
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	s := &Service{o: Options{Interval: 10 * time.Minute}}
+	lost := func(ago time.Duration, kind placement.ObservationKind, usable bool) placement.Estimate {
+		return placement.Estimate{Usable: usable, Offer: placement.Offer{Market: placement.MarketSpot,
+			History: []placement.Observation{{At: now.Add(-ago), Kind: kind}}}}
+	}
+	tests := []struct {
+		name    string
+		e       placement.Estimate
+		running bool
+		want    bool
+	}{
+		{"idle, failed try at the last decision", lost(10*time.Minute, placement.ObsLaunchFailed, true), false, true},
+		{"idle, reclaimed at the last decision", lost(10*time.Minute, placement.ObsPreempted, true), false, true},
+		{"idle, failed try within the interval", lost(10*time.Minute-time.Second, placement.ObsLaunchFailed, true), false, false},
+		{"idle, unlikely offer", lost(time.Hour, placement.ObsLaunchFailed, false), false, false},
+		{"running, failed try at the last decision", lost(10*time.Minute, placement.ObsLaunchFailed, true), true, true},
+		{"running, failed try within the interval", lost(time.Minute, placement.ObsLaunchFailed, true), true, false},
+		{"running, unlikely offer", lost(time.Hour, placement.ObsLaunchFailed, false), true, true},
+		{"running, launched there", lost(time.Minute, placement.ObsLaunched, false), true, true},
+	}
+	for _, tt := range tests {
+		if got := s.mayTry(tt.e, tt.running, now); got != tt.want {
+			t.Errorf("%s: mayTry = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

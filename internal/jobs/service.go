@@ -43,6 +43,11 @@ var serviceEpoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 // job loop's check (each second) and the debounce before the pass (1 s).
 const settleAfter = 15*time.Second + time.Second + time.Second
 
+// retryAfter is how long after a round the arbiter of arbiter run gives up a launch that found no
+// capacity and places the job again: the next report (Options.ReportEvery), which wakes a pass at
+// once when it shows such a launch.
+const retryAfter = 15 * time.Second
+
 const (
 	serviceJob      = "job"
 	serviceGPU      = "V100-16GB"
@@ -64,8 +69,10 @@ type service struct {
 	// overlap is what was held beside the last tick's choice, and for how many seconds.
 	overlap     Choice
 	overlapSecs int64
-	err         error
-	once        sync.Once
+	// late is how many seconds into the last tick its choice got capacity (tries that found none).
+	late int64
+	err  error
+	once sync.Once
 }
 
 func newService(env Env) (Policy, error) {
@@ -159,7 +166,7 @@ func (p *service) prices() error {
 // reclaimed with a notice), the job reports its progress, the arbiter runs a round (more while a
 // move holds two instances), and what the fleet runs for the job is the choice.
 func (p *service) Decide(v *View) Choice {
-	p.overlap, p.overlapSecs = Idle, 0
+	p.overlap, p.overlapSecs, p.late = Idle, 0, 0
 	if p.err != nil {
 		return OD // the run is reported as failed by Close; on-demand keeps the deadline meanwhile
 	}
@@ -177,18 +184,48 @@ func (p *service) Decide(v *View) Choice {
 	return p.settle(v, start)
 }
 
-// settle lets the arbiter finish a move: while the fleet runs two instances of the job, it runs
-// another round settleAfter later, within the tick. The choice is the instance that took over;
-// the other one, held until it was retired (or the tick's end), is the tick's overlap.
+// settle lets the arbiter finish what the round began within the tick, as arbiter run does
+// between its decisions: while the fleet runs two instances of the job (a move), another round
+// settleAfter later retires the old one; while a launch of the job waits for capacity the
+// provider has not got, another round retryAfter later gives it up and places the job again (on
+// another zone's spot, on-demand, or nowhere). The choice is the instance that took over; the
+// other one, held until it was retired (or the tick's end), is the tick's overlap; where nothing
+// ran at the tick's start, the seconds before the choice got capacity are its lateness.
 func (p *service) settle(v *View, start time.Time) Choice {
 	tick := time.Duration(v.Tick) * time.Second
-	held, after := p.held(), time.Duration(0)
-	for len(held) > 1 && after+settleAfter < tick {
-		after += settleAfter
+	held, waiting := p.held()
+	after := time.Duration(0)
+	since := map[Choice]time.Duration{}
+	for {
+		for _, c := range held {
+			if _, ok := since[c]; !ok {
+				since[c] = after
+			}
+		}
+		next := after + retryAfter
+		if len(held) > 1 {
+			next = after + settleAfter
+		} else if !waiting {
+			break
+		}
+		if next >= tick {
+			break
+		}
+		after = next
 		p.clk.Set(start.Add(after))
 		p.svc.Step(p.ctx)
-		held = p.held()
+		held, waiting = p.held()
 	}
+	choice := p.choose(v, held, after)
+	if v.Running.Kind == None && choice.Kind != None {
+		p.late = int64(since[choice] / time.Second)
+	}
+	return choice
+}
+
+// choose is the tick's choice among what the fleet holds after the last round, after that round's
+// start in the tick, and sets the tick's overlap.
+func (p *service) choose(v *View, held []Choice, after time.Duration) Choice {
 	switch len(held) {
 	case 0:
 		return Idle
@@ -209,6 +246,9 @@ func (p *service) settle(v *View, start time.Time) Choice {
 
 // Overlap is what the fleet held beside the last tick's choice, and for how many seconds.
 func (p *service) Overlap() (Choice, int64) { return p.overlap, p.overlapSecs }
+
+// Late is how many seconds into the last tick its choice got capacity, where nothing ran before.
+func (p *service) Late() int64 { return p.late }
 
 // market sets each zone's spot capacity and hands the arbiter the notices of what it took.
 func (p *service) market(spot []bool) error {
@@ -244,16 +284,20 @@ func (p *service) progress(v *View) error {
 }
 
 // held is what the fleet runs for the job: each group with an instance that got capacity
-// (ready or starting), as the sim reports it; a launch pending for want of capacity runs nothing.
-func (p *service) held() []Choice {
+// (ready or starting), as the sim reports it; a launch pending for want of capacity runs nothing,
+// and waiting says there is one.
+func (p *service) held() (out []Choice, waiting bool) {
 	obs, err := p.fleet.Observe(p.ctx)
 	if err != nil {
 		p.err = errors.Join(p.err, fmt.Errorf("observing the fleet: %w", err))
-		return nil
+		return nil, false
 	}
-	var out []Choice
 	for _, o := range obs {
-		if o.Workload != serviceJob || o.Ready+len(o.Starting) == 0 {
+		if o.Workload != serviceJob {
+			continue
+		}
+		waiting = waiting || o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity
+		if o.Ready+len(o.Starting) == 0 {
 			continue
 		}
 		if o.Market == events.Spot {
@@ -262,7 +306,7 @@ func (p *service) held() []Choice {
 			out = append(out, OD)
 		}
 	}
-	return out
+	return out, waiting
 }
 
 // Close stops the arbiter and the bus and returns what went wrong during the window.

@@ -113,6 +113,16 @@ type Overlapper interface {
 	Overlap() (held Choice, seconds int64)
 }
 
+// Latecomer is a policy whose choice may begin later than the tick's start, with nothing run
+// before it: the live service tries one spot zone after another within the tick, each launch
+// that finds no capacity given up at the next report. Late is how many seconds into the tick
+// just decided its choice got capacity; Simulate adds them to that launch's overhead, so the
+// seconds spent trying are lost work (the tick is still billed whole). JOBS.md's policies know
+// every zone's availability at the tick's start and are not Latecomers.
+type Latecomer interface {
+	Late() (seconds int64)
+}
+
 // Outcome is one job's run over one window.
 type Outcome struct {
 	// Cost is the bill: whole ticks of what ran, and OverlapCost, what an Overlapper held beside.
@@ -177,6 +187,15 @@ func (s *state) settle(set *Setting, t int64, running, req Choice, avail []bool)
 	return req
 }
 
+// lateStart adds a Latecomer's lateness to the overhead of the launch it chose, unless step 4
+// applied (the guarantee runs on-demand from the tick's start) or step 5 changed the choice.
+func (s *state) lateStart(set *Setting, t int64, p Policy, req, asked, running Choice) {
+	lc, ok := p.(Latecomer)
+	if ok && req == asked && req.Kind != None && req != running && !mustRun(set, t, s.done) {
+		s.pending += lc.Late()
+	}
+}
+
 // Simulate runs one job under p over a window: avail[k][z] says spot can be had in zone z during
 // tick k. It ends when the job is done, or with ErrUnfinished when the window runs out first.
 func Simulate(set Setting, avail [][]bool, p Policy) (Outcome, error) {
@@ -207,11 +226,12 @@ func Simulate(set Setting, avail [][]bool, p Policy) (Outcome, error) {
 			out.Preemptions++
 		}
 		*v = View{Setting: set, T: t, Done: st.done, Pending: st.pending, Prev: st.prev, Running: running, Spot: avail[k]}
-		req, err := checked(p.Decide(v), len(avail[k]))
+		asked, err := checked(p.Decide(v), len(avail[k]))
 		if err != nil {
 			return out, fmt.Errorf("tick %d: %w", k, err)
 		}
-		req = st.settle(&set, t, running, req, avail[k])
+		req := st.settle(&set, t, running, asked, avail[k])
+		st.lateStart(&set, t, p, req, asked, running)
 		if ov, ok := p.(Overlapper); ok {
 			out.OverlapCost += overlapCost(&set, ov)
 		}

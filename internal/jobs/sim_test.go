@@ -38,6 +38,26 @@ func (m *movesOff) Decide(v *View) Choice {
 
 func (m *movesOff) Overlap() (Choice, int64) { return m.held, m.secs }
 
+// lateSpot asks for spot in zone 0 every tick, and the launch it makes gets capacity 20 s into
+// its tick, as the live service's does after a try in another zone found none.
+type lateSpot struct{ late int64 }
+
+func (l *lateSpot) Decide(v *View) Choice {
+	l.late = 0
+	if v.Running != SpotIn(0) {
+		l.late = 20
+	}
+	return SpotIn(0)
+}
+
+func (l *lateSpot) Late() int64 { return l.late }
+
+// lateOD asks for on-demand every tick, its launch late by 20 s.
+type lateOD struct{}
+
+func (lateOD) Decide(*View) Choice { return OD }
+func (lateOD) Late() int64         { return 20 }
+
 // avail1 is a one-zone trace from 0/1 values, padded with spot-less ticks.
 func avail1(pad int, v ...int) [][]bool {
 	out := make([][]bool, 0, len(v)+pad)
@@ -112,6 +132,20 @@ func TestRules(t *testing.T) {
 		name: "overlap billed", set: handSetting(150, 3600, 30),
 		avail: avail1(0, 1, 1, 1, 1, 1), policy: &movesOff{},
 		want: Outcome{Cost: 540, OverlapCost: 60, End: 210, Met: true, SpotTicks: 2, ODTicks: 2, Launches: 2},
+	}, {
+		// A Latecomer's launch begins late: the 20 s before it got capacity are lost work, on top
+		// of the overhead, and the tick is billed whole. g 60, d 30, C0 60. Tick 0: spot, 30 + 20 s
+		// to burn (W 10); tick 1 (W 60): done at 60+50 = 110, not 90. Billed 2 × $60.
+		name: "late start is lost work", set: handSetting(60, 3600, 30),
+		avail: avail1(0, 1, 1, 1), policy: &lateSpot{},
+		want: Outcome{Cost: 120, End: 110, Met: true, SpotTicks: 2, Launches: 1},
+	}, {
+		// Step 4 runs on-demand from the tick's start: a Latecomer's lateness does not delay it.
+		// g 60, d 0, C0 120, D 120: tick 0 must run; on-demand (the policy's spot is not there).
+		// Done at 120 in two on-demand ticks: $360.
+		name: "no lateness under the guarantee", set: handSetting(120, 120, 0),
+		avail: avail1(0, 0, 0, 0), policy: &lateOD{},
+		want: Outcome{Cost: 360, End: 120, Met: true, ODTicks: 2, Launches: 1},
 	}, {
 		name: "window too short", set: handSetting(600, 36000, 0),
 		avail: avail1(3), policy: onDemandOnly{}, wantErr: ErrUnfinished,
