@@ -23,8 +23,11 @@ import (
 
 // tally is one table's events: distinct ids published (what the streams hold, and what the bus
 // acknowledged to the collector), rows in the table, published ids among them, and distinct ids
-// nobody published.
-type tally struct{ published, rows, recorded, unknown int64 }
+// nobody published; missing are the published events the table does not hold, in stream order.
+type tally struct {
+	published, rows, recorded, unknown int64
+	missing                            []origin
+}
 
 // checkBooks compares what the books say each group holds with what the actuator holds.
 func (r *rig) checkBooks(ctx context.Context) error {
@@ -73,7 +76,7 @@ var recordedStreams = []string{bus.Market, bus.Telemetry, bus.Fleet}
 func (r *rig) checkRecorded(ctx context.Context, visit func(events.Event)) error {
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	ids := map[string]map[string]bool{}
+	ids := map[string]map[string]origin{}
 	for _, s := range recordedStreams {
 		last, err := caughtUp(wctx, r.js, s)
 		if err != nil {
@@ -86,9 +89,11 @@ func (r *rig) checkRecorded(ctx context.Context, visit func(events.Event)) error
 	streamed := len(ids[gpuTable])
 	for id := range r.load.ackedIDs() { // acked to the collector, whether or not the stream kept it
 		if ids[gpuTable] == nil {
-			ids[gpuTable] = map[string]bool{}
+			ids[gpuTable] = map[string]origin{}
 		}
-		ids[gpuTable][id] = true
+		if _, ok := ids[gpuTable][id]; !ok {
+			ids[gpuTable][id] = origin{id: id, stream: bus.Telemetry}
+		}
 	}
 	r.run.streamLost = int64(len(ids[gpuTable]) - streamed)
 	r.run.tables = map[string]tally{}
@@ -112,7 +117,7 @@ func (r *rig) checkRecorded(ctx context.Context, visit func(events.Event)) error
 const gpuTable = "gpu_sample"
 
 // count compares table with the ids published to it.
-func (r *rig) count(ctx context.Context, tbl string, published map[string]bool) (tally, error) {
+func (r *rig) count(ctx context.Context, tbl string, published map[string]origin) (tally, error) {
 	out, err := r.st.Query(ctx, "SELECT id FROM "+r.st.Table(tbl))
 	if err != nil {
 		return tally{}, fmt.Errorf("reading %s: %w", tbl, err)
@@ -127,13 +132,14 @@ func (r *rig) count(ctx context.Context, tbl string, published map[string]bool) 
 		t.rows++
 		if !seen[row.ID] {
 			seen[row.ID] = true
-			if published[row.ID] {
+			if _, ok := published[row.ID]; ok {
 				t.recorded++
 			} else {
 				t.unknown++
 			}
 		}
 	}
+	t.missing = missing(published, seen)
 	return t, nil
 }
 
@@ -167,7 +173,7 @@ func caughtUp(ctx context.Context, js jetstream.JetStream, stream string) (uint6
 // recorded in. A read
 // the cluster does not answer (a consumer not yet in place on every node) starts again where it
 // stopped.
-func streamIDs(ctx context.Context, js jetstream.JetStream, stream string, last uint64, ids map[string]map[string]bool,
+func streamIDs(ctx context.Context, js jetstream.JetStream, stream string, last uint64, ids map[string]map[string]origin,
 	visit func(events.Event)) error {
 	next := uint64(1)
 	for tries := 0; next <= last; tries++ {
@@ -184,7 +190,7 @@ func streamIDs(ctx context.Context, js jetstream.JetStream, stream string, last 
 }
 
 // readFrom reads stream from sequence next up to last and returns the sequence to read next.
-func readFrom(ctx context.Context, js jetstream.JetStream, stream string, next, last uint64, ids map[string]map[string]bool,
+func readFrom(ctx context.Context, js jetstream.JetStream, stream string, next, last uint64, ids map[string]map[string]origin,
 	visit func(events.Event)) (uint64, error) {
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: next})
@@ -209,9 +215,10 @@ func readFrom(ctx context.Context, js jetstream.JetStream, stream string, next, 
 				visit(e)
 				if tbl, ok := recorder.TableOf(e.EventType()); ok {
 					if ids[tbl] == nil {
-						ids[tbl] = map[string]bool{}
+						ids[tbl] = map[string]origin{}
 					}
-					ids[tbl][e.Header().ID] = true
+					h := e.Header()
+					ids[tbl][h.ID] = origin{id: h.ID, stream: stream, seq: meta.Sequence.Stream, stored: meta.Timestamp, at: h.At}
 				}
 			}
 			next = meta.Sequence.Stream + 1

@@ -287,6 +287,6 @@ func (r *rig) stepping(ctx context.Context, do func()) {
 func (r *rig) note(t int, format string, args ...any) {
 	at := r.now()
 	line := fmt.Sprintf(format, args...)
-	r.run.timeline = append(r.run.timeline, event{tick: t, at: at, what: line})
+	r.run.timeline = append(r.run.timeline, event{tick: t, at: at, wall: time.Now(), what: line})
 	r.log.Info("soak fault "+line, "market_time", at.Format(time.RFC3339), "tick", t)
 }

@@ -35,10 +35,11 @@ type Options struct {
 // points.
 const tolerance = 0.5
 
-// event is one line of the fault timeline.
+// event is one line of the fault timeline: its tick, market time and wall time.
 type event struct {
 	tick int
 	at   time.Time
+	wall time.Time
 	what string
 }
 
@@ -129,7 +130,8 @@ func (s *Summary) check() {
 		name := run.name()
 		for tbl, t := range run.tables {
 			if t.recorded != t.published {
-				s.broken("%s: %s holds %d of the %d events published", name, tbl, t.recorded, t.published)
+				s.broken("%s: %s holds %d of the %d events published; missing %s", name, tbl, t.recorded, t.published,
+					describeMissing(t.missing, run.timeline))
 			}
 			if t.rows != t.recorded+t.unknown {
 				s.broken("%s: %s holds %d rows for %d events (duplicated)", name, tbl, t.rows, t.recorded+t.unknown)
