@@ -164,7 +164,8 @@ func (p *service) prices() error {
 
 // Decide is one tick: the market takes this tick's availability (a lost spot instance is
 // reclaimed with a notice), the job reports its progress, the arbiter runs a round (more while a
-// move holds two instances), and what the fleet runs for the job is the choice.
+// move holds two instances or a launch waits for capacity), and what the fleet runs for the job
+// is the choice.
 func (p *service) Decide(v *View) Choice {
 	p.overlap, p.overlapSecs, p.late = Idle, 0, 0
 	if p.err != nil {
