@@ -47,6 +47,11 @@ type loop struct {
 	committed atomic.Uint64       // highest stream sequence whose batch is in the store
 	delivered int                 // messages read
 	acked     int                 // messages acked
+	// delivery is the consumer sequence of the last delivery read: the server numbers every
+	// delivery, so a jump says one was lost on its way (see gap).
+	delivery uint64
+	// restart ends the stream's run with a cause, so that it starts over on a fresh consumer.
+	restart context.CancelCauseFunc
 	// seen counts the messages the iterator handed over and waiting says the loop is waiting
 	// for the next one: the stall watch (see stalled) reads them from its own goroutine.
 	seen    atomic.Uint64
@@ -100,6 +105,9 @@ func (l *loop) cut(ctx context.Context, it jetstream.MessagesContext, full chan<
 			l.log.Warn("message without JetStream metadata; skipping", "subject", m.Subject(), "err", err)
 			continue
 		}
+		if l.gap(md) {
+			return nil // unfinished batch: redelivered, in order, to the next run
+		}
 		if md.Sequence.Stream <= l.batched {
 			// Redelivered: its batch is being inserted (it acks the message), or was stored and
 			// the ack got lost (a node restarting drops it): acked again here, or it would come
@@ -122,6 +130,24 @@ func (l *loop) cut(ctx context.Context, it jetstream.MessagesContext, full chan<
 	}
 }
 
+// gap reports, and ends the stream's run on, a delivery lost on its way: one whose consumer
+// sequence skips one or more. The message it carried may lie below what the loop has batched, and
+// its redelivery would then be taken for a repeat and acked unrecorded. Nothing below the lost
+// delivery is affected (the batches sent hold what came before it), so the run starts over
+// from the consumer's ack floor, as after a crash, and reads the rest again in order.
+func (l *loop) gap(md *jetstream.MsgMetadata) bool {
+	prev := l.delivery
+	l.delivery = max(l.delivery, md.Sequence.Consumer)
+	if prev == 0 || md.Sequence.Consumer <= prev+1 || l.restart == nil {
+		return false
+	}
+	l.r.metrics.stalls.WithLabelValues(l.stream).Inc()
+	l.log.Warn("a delivery was lost on its way (a node restarting or cut off?); reading again from the last ack",
+		"consumer", l.durable, "after_delivery", prev, "next_delivery", md.Sequence.Consumer, "stream_seq", md.Sequence.Stream)
+	l.restart(errGap)
+	return true
+}
+
 // next waits for the next message: as long as it takes when the stream holds more, and at the
 // tail only until the batch's window (plus Grace) is over.
 func (l *loop) next(ctx context.Context, it jetstream.MessagesContext, b *batch) (jetstream.Msg, error) {
@@ -134,6 +160,9 @@ func (l *loop) next(ctx context.Context, it jetstream.MessagesContext, b *batch)
 	}
 	l.waiting.Store(true)
 	m, err := it.Next(jetstream.NextMaxWait(wait))
+	for err == nil && l.r.cfg.loseDelivery != nil && l.r.cfg.loseDelivery(m) {
+		m, err = it.Next(jetstream.NextMaxWait(wait))
+	}
 	l.waiting.Store(false)
 	if err == nil {
 		l.seen.Add(1)

@@ -70,6 +70,9 @@ type Config struct {
 	// loseAcks, in tests, drops the acks of that many committed batches, as a node restarting
 	// does.
 	loseAcks *atomic.Int64
+	// loseDelivery, in tests, drops the deliveries it is true for on their way to the loop, as
+	// a route cut between the consumer's leader and the recorder's server does.
+	loseDelivery func(jetstream.Msg) bool
 }
 
 func (c Config) withDefaults() Config {
@@ -208,7 +211,7 @@ func (r *Recorder) runStream(ctx context.Context, stream string) error {
 		sctx, cancel := context.WithCancelCause(ctx)
 		err := r.recordStream(sctx, cancel, stream)
 		cause := context.Cause(sctx)
-		behind := errors.Is(cause, errBehind) || errors.Is(cause, errStalled)
+		behind := errors.Is(cause, errBehind) || errors.Is(cause, errStalled) || errors.Is(cause, errGap)
 		cancel(nil)
 		if err != nil || ctx.Err() != nil || !behind {
 			return err
@@ -223,7 +226,8 @@ func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseF
 	}
 	cc := r.consumerConfig(stream)
 	l := &loop{r: r, stream: stream, durable: cc.Durable, log: r.cfg.Log.With("stream", stream),
-		dec: newDecoder(), series: newSeries(), sizes: map[events.Type]int{}}
+		dec: newDecoder(), series: newSeries(), sizes: map[events.Type]int{}, restart: behind,
+		delivery: cons.CachedInfo().Delivered.Consumer}
 	if err := l.retry(ctx, "loading series state", func(ctx context.Context) error {
 		return l.series.load(ctx, r.store)
 	}); err != nil {

@@ -12,6 +12,9 @@ import (
 // errBehind ends a stream's run when the stream fell behind its consumer.
 var errBehind = errors.New("the stream is behind its consumer")
 
+// errGap ends a stream's run when a delivery was lost on its way (see loop.gap).
+var errGap = errors.New("a delivery was lost on its way")
+
 // errStalled ends a stream's run when its read stalled (see stalled).
 var errStalled = errors.New("nobody is pulling the consumer's messages")
 
