@@ -253,17 +253,7 @@ func TestJobRunsOnASteppedService(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, jobYAML)
-	h.price("us-east-1a", events.Spot, 1.0)
-	h.price("us-east-1a", events.OnDemand, 3.0)
-	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
-	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
-		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := h.steppedJob(ctx, t)
 	for range 90 {
 		svc.Step(ctx)
 		h.clock.Advance(jobStep)
@@ -284,18 +274,8 @@ func TestJobBehindGoesOnDemandWhenSpotHasNoCapacity(t *testing.T) {
 	// 69 minutes for an hour's work and 3.5 minutes of changeover: one round on spot may be tried,
 	// the next must be on-demand.
 	h := newHarness(t, strings.Replace(jobYAML, "deadline_in: 3h", "deadline_in: 69m", 1))
-	h.price("us-east-1a", events.Spot, 1.0)
-	h.price("us-east-1a", events.OnDemand, 3.0)
 	h.sim.SetCapacity("a", 0)
-	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
-	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
-		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := h.steppedJob(ctx, t)
 	spot := actuate.Group{Workload: "tune", Location: "a", Market: events.Spot}
 	od := actuate.Group{Workload: "tune", Location: "a", Market: events.OnDemand}
 	svc.Step(ctx)
@@ -309,4 +289,23 @@ func TestJobBehindGoesOnDemandWhenSpotHasNoCapacity(t *testing.T) {
 	if s != 0 || o != 1 {
 		t.Errorf("after spot found no capacity: spot %d, on-demand %d, want 0 and 1", s, o)
 	}
+}
+
+// steppedJob starts a service over h that runs only when the test calls Step (as the replay,
+// the demo and the soak drive it), with spot at 1 and on-demand at 3 USD/h in us-east-1a, both
+// zones on the sim, and the job step as its interval.
+func (h *harness) steppedJob(ctx context.Context, t *testing.T) *arbiter.Service {
+	t.Helper()
+	h.price("us-east-1a", events.Spot, 1.0)
+	h.price("us-east-1a", events.OnDemand, 3.0)
+	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
+	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
+		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

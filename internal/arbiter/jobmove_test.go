@@ -10,7 +10,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/arbiter"
-	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -29,18 +28,8 @@ func newMovingJob(t *testing.T) *movingJob {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h := newHarness(t, strings.Replace(jobYAML, "deadline_in: 3h", "deadline_in: 69m", 1))
-	h.price("us-east-1a", events.Spot, 1.0)
-	h.price("us-east-1a", events.OnDemand, 3.0)
 	h.sim.SetCapacity("a", 0)
-	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
-	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
-		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := h.steppedJob(ctx, t)
 	m := &movingJob{h: h, svc: svc, spot: actuate.Group{Workload: "tune", Location: "a", Market: events.Spot},
 		od: actuate.Group{Workload: "tune", Location: "a", Market: events.OnDemand}}
 	for i := 0; !m.ready(m.od); i++ {
@@ -146,18 +135,8 @@ func TestWaitingJobTriesSpotEveryRound(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, jobYAML) // three hours for an hour's work: it waits a long while for spot
-	h.price("us-east-1a", events.Spot, 1.0)
-	h.price("us-east-1a", events.OnDemand, 3.0)
 	h.sim.SetCapacity("a", 0)
-	_, js := h.env.ConnectAs(t, bus.RoleArbiter)
-	svc, err := arbiter.New(ctx, arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
-		Clock: h.clock, Identity: "stepped", LeaseTTL: time.Minute, Interval: jobStep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := h.steppedJob(ctx, t)
 	m := &movingJob{h: h, svc: svc, spot: actuate.Group{Workload: "tune", Location: "a", Market: events.Spot}}
 	for round := range 10 {
 		before := m.probes()
