@@ -22,7 +22,7 @@ import (
 // batch is a run of consecutive messages of one consumer, encoded per table.
 type batch struct {
 	first, last uint64    // stream sequences
-	start       time.Time // stream timestamp of the first message
+	start, end  time.Time // stream timestamps of the first and the last message
 	n           int       // messages, dead ones included
 	events      int       // events in them (a dead message counts one), which MaxRows bounds
 	rows        map[events.Type]*row
@@ -45,6 +45,7 @@ type loop struct {
 	sizes     map[events.Type]int // each table's block size in the last batch: the next one's capacity
 	batched   uint64              // highest stream sequence put in a batch
 	committed atomic.Uint64       // highest stream sequence whose batch is in the store
+	storedAt  atomic.Int64        // stream time (Unix ns) of that message
 	delivered int                 // messages read
 	acked     int                 // messages acked
 	// delivery is the consumer sequence of the last delivery read: the server numbers every
@@ -182,7 +183,7 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 	if b.empty() {
 		b.first, b.start = md.Sequence.Stream, md.Timestamp
 	}
-	b.last, b.pending = md.Sequence.Stream, md.NumPending
+	b.last, b.end, b.pending = md.Sequence.Stream, md.Timestamp, md.NumPending
 	b.msgs = append(b.msgs, m)
 	b.n++
 	l.batched = md.Sequence.Stream
@@ -296,6 +297,7 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 		return errCrash
 	}
 	l.committed.Store(b.last)
+	l.storedAt.Store(b.end.UnixNano())
 	if l.r.cfg.loseAcks.Load() > 0 {
 		l.r.cfg.loseAcks.Add(-1)
 		return nil // the acks are lost on their way

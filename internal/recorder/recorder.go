@@ -167,9 +167,9 @@ func (r *Recorder) consumerConfig(stream string) jetstream.ConsumerConfig {
 // after AckWait and behind newer messages, so the first batch would be cut differently from the
 // one that may already be in ClickHouse and would not be deduplicated. So the consumer is then
 // recreated at its ack floor: delivery resumes in stream order and the batch is cut the same way.
-// A consumer ahead of its stream (the stream lost messages: see rewind) is recreated after its
-// last ack.
-func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consumer, error) {
+// A consumer ahead of its stream (the stream lost messages: see rewind) is recreated after what
+// the last run stored (stored: the stream time of its last message committed, zero when unknown).
+func (r *Recorder) consumer(ctx context.Context, stream string, stored time.Time) (jetstream.Consumer, error) {
 	cc := r.consumerConfig(stream)
 	if old, err := r.js.Consumer(ctx, stream, cc.Durable); err == nil {
 		info, err := old.Info(ctx)
@@ -184,7 +184,7 @@ func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consu
 		reset := true
 		switch {
 		case isAhead(info, last):
-			r.rewind(&cc, info, stream, last)
+			r.rewind(&cc, info, stream, last, stored)
 		case info.NumAckPending > 0:
 			cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1, nil
 			r.cfg.Log.Info("resuming after unacked deliveries", "stream", stream, "from", cc.OptStartSeq)
@@ -207,9 +207,10 @@ func (r *Recorder) consumer(ctx context.Context, stream string) (jetstream.Consu
 // runStream records one stream until ctx ends, starting over on a fresh consumer whenever the
 // stream falls behind it, and on a fresh read whenever its read stalls.
 func (r *Recorder) runStream(ctx context.Context, stream string) error {
+	var stored time.Time // the stream time of the last message a run committed
 	for {
 		sctx, cancel := context.WithCancelCause(ctx)
-		err := r.recordStream(sctx, cancel, stream)
+		err := r.recordStream(sctx, cancel, stream, &stored)
 		cause := context.Cause(sctx)
 		behind := errors.Is(cause, errBehind) || errors.Is(cause, errStalled) || errors.Is(cause, errGap)
 		cancel(nil)
@@ -219,8 +220,8 @@ func (r *Recorder) runStream(ctx context.Context, stream string) error {
 	}
 }
 
-func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseFunc, stream string) error {
-	cons, err := r.consumer(ctx, stream)
+func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseFunc, stream string, stored *time.Time) error {
+	cons, err := r.consumer(ctx, stream, *stored)
 	if err != nil {
 		return err
 	}
@@ -228,6 +229,11 @@ func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseF
 	l := &loop{r: r, stream: stream, durable: cc.Durable, log: r.cfg.Log.With("stream", stream),
 		dec: newDecoder(), series: newSeries(), sizes: map[events.Type]int{}, restart: behind,
 		delivery: cons.CachedInfo().Delivered.Consumer}
+	defer func() {
+		if t := l.storedAt.Load(); t != 0 {
+			*stored = time.Unix(0, t)
+		}
+	}()
 	if err := l.retry(ctx, "loading series state", func(ctx context.Context) error {
 		return l.series.load(ctx, r.store)
 	}); err != nil {

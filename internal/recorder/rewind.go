@@ -29,19 +29,26 @@ func isAhead(info *jetstream.ConsumerInfo, last uint64) bool {
 
 // rewind sets cc to deliver what the recorder has not stored. When the stream still holds
 // messages past the ack floor, from the first of them. Otherwise every message it kept was
-// acked, and delivery starts with the first one stored after the last ack: those before it
-// were recorded, those after it are new (the ones after the floor that the damage took are
-// gone). Without the time of that ack it delivers the whole stream again (event ids deduplicate
-// the repeats). It says so loudly and counts it.
-func (r *Recorder) rewind(cc *jetstream.ConsumerConfig, info *jetstream.ConsumerInfo, stream string, last uint64) {
+// acked, and delivery starts with the first one stored after the last one the recorder stored
+// (stored, known to a running recorder): those before it were recorded, those after it are new
+// (the ones after the floor that the damage took are gone). A recorder just started knows only
+// the time of the last ack, which comes after messages stored but not yet acked; it starts
+// there. Without either it delivers the whole stream again (event ids deduplicate the repeats).
+// It says so loudly and counts it.
+//
+// A running recorder must not start at the last ack's time: a cut-off stream leader answers with
+// its stale last sequence for a few seconds, so a stream can look behind its consumer while it
+// holds every message, and those stored before the ack but not acked would be skipped, unrecorded.
+func (r *Recorder) rewind(cc *jetstream.ConsumerConfig, info *jetstream.ConsumerInfo, stream string, last uint64,
+	stored time.Time) {
 	cc.OptStartSeq, cc.OptStartTime = 0, nil
 	var from string
-	switch t := info.AckFloor.Last; {
+	start, ok := resumeAfter(info, stored)
+	switch {
 	case info.AckFloor.Stream < last:
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1
 		from = fmt.Sprintf("sequence %d, after its last ack", cc.OptStartSeq)
-	case t != nil && !t.IsZero():
-		start := t.Add(time.Nanosecond)
+	case ok:
 		cc.DeliverPolicy, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, &start
 		from = "the first message stored after " + start.UTC().Format(time.RFC3339Nano)
 	default:
@@ -52,6 +59,18 @@ func (r *Recorder) rewind(cc *jetstream.ConsumerConfig, info *jetstream.Consumer
 	r.cfg.Log.Error(fmt.Sprintf("stream %s lost messages: it ends at sequence %d, but the recorder had read to %d "+
 		"(a damaged store?); events stored there after the last ack and before the damage are gone; recording resumes at %s",
 		stream, last, info.Delivered.Stream, from), "stream", stream, "consumer", cc.Durable)
+}
+
+// resumeAfter is the stream time delivery starts after, when every message the stream kept was
+// acked: just after the last message stored, or else just after the last ack.
+func resumeAfter(info *jetstream.ConsumerInfo, stored time.Time) (time.Time, bool) {
+	if !stored.IsZero() {
+		return stored.Add(time.Nanosecond), true
+	}
+	if t := info.AckFloor.Last; t != nil && !t.IsZero() {
+		return t.Add(time.Nanosecond), true
+	}
+	return time.Time{}, false
 }
 
 // confirmations is how many checks in a row must find a running consumer ahead of its stream.
