@@ -191,11 +191,44 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 	case slackDown:
 		r.slack.setMode(slackSlow)
 	case damageNode:
-		r.cl.stop(f.node)
-		r.fail(testkit.Damage(filepath.Join(r.cl.store(f.node), "jetstream", "$G", "streams", bus.Telemetry, "msgs")))
-		r.fail(r.cl.start(f.node))
+		r.damage(ctx, f)
 	}
 	return false
+}
+
+// damage stops f's node, writes garbage into its TELEMETRY block and starts it again, and notes
+// the stream's state before and after: a damaged replica that comes back short and leads takes
+// messages the bus acknowledged to their publishers with it (docs/soak.md), and the note says
+// which node led and where the stream ended.
+func (r *rig) damage(ctx context.Context, f *fault) {
+	before := r.telemetryState(ctx)
+	r.cl.stop(f.node)
+	r.fail(testkit.Damage(filepath.Join(r.cl.store(f.node), "jetstream", "$G", "streams", bus.Telemetry, "msgs")))
+	r.fail(r.cl.start(f.node))
+	r.note(f.at, "TELEMETRY before the damage: %s; after the restart: %s", before, r.telemetryState(ctx))
+}
+
+// telemetryState is TELEMETRY's last sequence, message count and leader, as the cluster
+// answers within 10 s.
+func (r *rig) telemetryState(ctx context.Context) string {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		s, err := r.js.Stream(cctx, bus.Telemetry)
+		if err == nil {
+			i := s.CachedInfo()
+			leader := "none"
+			if i.Cluster != nil && i.Cluster.Leader != "" {
+				leader = i.Cluster.Leader
+			}
+			return fmt.Sprintf("last seq %d, %d messages, leader %s", i.State.LastSeq, i.State.Msgs, leader)
+		}
+		select {
+		case <-cctx.Done():
+			return "unknown (" + err.Error() + ")"
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // killMidRound runs the leader's round and kills it while the round is under way, then lets
