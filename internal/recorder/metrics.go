@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		resets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_resets_total",
 			Help: "Consumers restarted because their stream lost messages they had read (a damaged store)."}, []string{"stream"}),
 		stalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_stalls_total",
-			Help: "Reads started over because the consumer held messages but nobody was pulling them (a lost pull request)."}, []string{"stream"}),
+			Help: "Reads started over because the consumer held messages but nobody was pulling them (a lost pull request), or a delivery was lost on its way."}, []string{"stream"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.resets, m.stalls)
