@@ -10,7 +10,10 @@
 // after a crash is cut the same way, and its insert_deduplication_token (consumer, stream
 // sequence range and first message's time) makes ClickHouse drop the repeat; ReplacingMergeTree
 // by event id is the backstop. A stream that lost messages its consumer had read (a damaged
-// store) is noticed, logged as an error and counted, and recording resumes after the last ack.
+// store) is noticed, logged as an error and counted, and recording resumes after the last
+// message stored (after the last ack, for a recorder just started). A delivery lost on its way
+// (its consumer sequence skips) makes the stream's run start over from the ack floor, so the
+// message it carried is not taken for a repeat when it comes again.
 //
 // While ClickHouse is down or failing, the loop keeps the batch, retries with backoff, stops
 // consuming (so the lag grows in JetStream, not in memory), logs once when inserts start
