@@ -52,6 +52,24 @@ func (r *recording) Decide(v *View) Choice {
 	return c
 }
 
+// simulateLive runs the window through the live service on zones, recording each tick's choice.
+func simulateLive(t *testing.T, set Setting, avail [][]bool, zones []string) (*recording, Outcome) {
+	t.Helper()
+	p, err := newService(Env{Setting: set, Zones: zones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recording{service: p.(*service)}
+	out, err := Simulate(set, avail, rec)
+	if cerr := rec.Close(); cerr != nil {
+		t.Fatalf("the live service: %v", cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, out
+}
+
 // TestBursarKeepsOnDemandWhileSpotIsMissing: a job the live service runs on on-demand while spot
 // is missing tries spot, and each try that finds none leaves it on on-demand: no tick is idle
 // once it runs (a move stopped on-demand first, and each try left the job idle a tick). The
@@ -68,18 +86,7 @@ func TestBursarKeepsOnDemandWhileSpotIsMissing(t *testing.T) {
 		// Spot, with a short spell without it each hour, and then none for three hours.
 		avail[k] = []bool{!(k < 24 && k%6 == 5 || k >= 24 && k < 42)}
 	}
-	p, err := newService(Env{Setting: set, Zones: []string{"us-west-2a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recording{service: p.(*service)}
-	out, err := Simulate(set, avail, rec)
-	if cerr := rec.Close(); cerr != nil {
-		t.Fatalf("the live service: %v", cerr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, out := simulateLive(t, set, avail, []string{"us-west-2a"})
 	first := slices.Index(rec.choices, OD)
 	if first < 0 || !out.Met {
 		t.Fatalf("choices %v, outcome %+v: want on-demand at some tick and the deadline met", rec.choices, out)
@@ -112,18 +119,7 @@ func TestBursarTriesTheNextZoneWithinTheTick(t *testing.T) {
 	for k := range avail {
 		avail[k] = []bool{k < 10, false, k >= 8} // a goes at tick 10; b never has spot; c has it from tick 8
 	}
-	p, err := newService(Env{Setting: set, Zones: []string{"us-west-2a", "us-west-2b", "us-west-2c"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recording{service: p.(*service)}
-	out, err := Simulate(set, avail, rec)
-	if cerr := rec.Close(); cerr != nil {
-		t.Fatalf("the live service: %v", cerr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, out := simulateLive(t, set, avail, []string{"us-west-2a", "us-west-2b", "us-west-2c"})
 	if !out.Met || slices.Contains(rec.choices, Idle) || len(rec.choices) < 11 || rec.choices[10] != SpotIn(2) {
 		t.Fatalf("choices %v, outcome %+v: want spot in zone c from tick 10, no idle tick, the deadline met", rec.choices, out)
 	}
