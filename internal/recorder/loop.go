@@ -42,12 +42,11 @@ type loop struct {
 	dec     *decoder
 	series  *series
 
-	sizes     map[events.Type]int // each table's block size in the last batch: the next one's capacity
-	batched   uint64              // highest stream sequence put in a batch
-	committed atomic.Uint64       // highest stream sequence whose batch is in the store
-	storedAt  atomic.Int64        // stream time (Unix ns) of that message
-	delivered int                 // messages read
-	acked     int                 // messages acked
+	sizes     map[events.Type]int  // each table's block size in the last batch: the next one's capacity
+	batched   mark                 // the last message put in a batch
+	stored    atomic.Pointer[mark] // the last message whose batch is in the store
+	delivered int                  // messages read
+	acked     int                  // messages acked
 	// delivery is the consumer sequence of the last delivery read: the server numbers every
 	// delivery, so a jump says one was lost on its way (see gap).
 	delivery uint64
@@ -109,11 +108,11 @@ func (l *loop) cut(ctx context.Context, it jetstream.MessagesContext, full chan<
 		if l.gap(md) {
 			return nil // unfinished batch: redelivered, in order, to the next run
 		}
-		if md.Sequence.Stream <= l.batched {
+		if md.Sequence.Stream <= l.batched.seq {
 			// Redelivered: its batch is being inserted (it acks the message), or was stored and
 			// the ack got lost (a node restarting drops it): acked again here, or it would come
 			// back every AckWait and keep the consumer from ever catching up.
-			if md.Sequence.Stream <= l.committed.Load() {
+			if s := l.stored.Load(); s != nil && md.Sequence.Stream <= s.seq {
 				_ = m.Ack()
 			}
 			continue
@@ -124,6 +123,9 @@ func (l *loop) cut(ctx context.Context, it jetstream.MessagesContext, full chan<
 			}
 			b, carry = l.newBatch(), m
 			continue
+		}
+		if b.empty() && l.renumbered(ctx, md) {
+			return nil // unfinished batch: redelivered to the next run
 		}
 		if err := l.add(ctx, b, m, md); err != nil {
 			return nil // ctx ended while storing a dead message
@@ -146,6 +148,25 @@ func (l *loop) gap(md *jetstream.MsgMetadata) bool {
 	l.log.Warn("a delivery was lost on its way (a node restarting or cut off?); reading again from the last ack",
 		"consumer", l.durable, "after_delivery", prev, "next_delivery", md.Sequence.Consumer, "stream_seq", md.Sequence.Stream)
 	l.restart(errGap)
+	return true
+}
+
+// renumbered checks, when md comes a while (MaxDelay) after the last message batched, that the
+// stream still holds that message, and ends the stream's run when it holds a later one there (see
+// Recorder.renumbered): messages stored while the stream was short were numbered with
+// sequences the consumer had passed, and the next run reads from the last message stored on. A
+// stream only loses messages when its replica restarts, which pauses it for longer than that, so
+// a stream read without a pause is not asked.
+func (l *loop) renumbered(ctx context.Context, md *jetstream.MsgMetadata) bool {
+	if l.restart == nil || md.Timestamp.Sub(l.batched.at) < l.r.cfg.MaxDelay {
+		return false
+	}
+	now, ok := l.r.renumbered(ctx, l.stream, l.batched)
+	if !ok {
+		return false
+	}
+	l.r.sayRenumbered(l.log, l.stream, l.batched, now)
+	l.restart(errRenumbered)
 	return true
 }
 
@@ -186,7 +207,7 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 	b.last, b.end, b.pending = md.Sequence.Stream, md.Timestamp, md.NumPending
 	b.msgs = append(b.msgs, m)
 	b.n++
-	l.batched = md.Sequence.Stream
+	l.batched = mark{seq: md.Sequence.Stream, at: md.Timestamp}
 	l.delivered++
 	evs, err := l.decode(m)
 	if err != nil {
@@ -296,8 +317,7 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 	if l.r.cfg.crashAfter != 0 {
 		return errCrash
 	}
-	l.committed.Store(b.last)
-	l.storedAt.Store(b.end.UnixNano())
+	l.stored.Store(&mark{seq: b.last, at: b.end})
 	if l.r.cfg.loseAcks.Load() > 0 {
 		l.r.cfg.loseAcks.Add(-1)
 		return nil // the acks are lost on their way

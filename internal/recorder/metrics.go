@@ -13,6 +13,8 @@ type metrics struct {
 	stalls   *prometheus.CounterVec
 }
 
+const resetsHelp = "Consumers restarted because their stream lost messages they had read, or numbered new ones with their sequences (a damaged store)."
+
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bursar_recorder_lag_messages",
@@ -28,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_insert_failures_total",
 			Help: "Failed attempts to insert into ClickHouse or store a dead message."}, []string{"stream"}),
 		resets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_resets_total",
-			Help: "Consumers restarted because their stream lost messages they had read (a damaged store)."}, []string{"stream"}),
+			Help: resetsHelp}, []string{"stream"}),
 		stalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_stalls_total",
 			Help: "Reads started over because the consumer held messages but nobody was pulling them (a lost pull request), or a delivery was lost on its way."}, []string{"stream"}),
 	}

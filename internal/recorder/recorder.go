@@ -11,9 +11,11 @@
 // sequence range and first message's time) makes ClickHouse drop the repeat; ReplacingMergeTree
 // by event id is the backstop. A stream that lost messages its consumer had read (a damaged
 // store) is noticed, logged as an error and counted, and recording resumes after the last
-// message stored (after the last ack, for a recorder just started). A delivery lost on its way
-// (its consumer sequence skips) makes the stream's run start over from the ack floor, so the
-// message it carried is not taken for a repeat when it comes again.
+// message stored (after the last ack, for a recorder just started); so is a stream that came
+// back short and numbered new messages with sequences the consumer had read, which the consumer
+// would otherwise never deliver (looked for when a message comes after a pause in the stream). A
+// delivery lost on its way (its consumer sequence skips) makes the stream's run start over from
+// the ack floor, so the message it carried is not taken for a repeat when it comes again.
 //
 // While ClickHouse is down or failing, the loop keeps the batch, retries with backoff, stops
 // consuming (so the lag grows in JetStream, not in memory), logs once when inserts start
@@ -170,9 +172,10 @@ func (r *Recorder) consumerConfig(stream string) jetstream.ConsumerConfig {
 // after AckWait and behind newer messages, so the first batch would be cut differently from the
 // one that may already be in ClickHouse and would not be deduplicated. So the consumer is then
 // recreated at its ack floor: delivery resumes in stream order and the batch is cut the same way.
-// A consumer ahead of its stream (the stream lost messages: see rewind) is recreated after what
-// the last run stored (stored: the stream time of its last message committed, zero when unknown).
-func (r *Recorder) consumer(ctx context.Context, stream string, stored time.Time) (jetstream.Consumer, error) {
+// A consumer ahead of its stream, or behind a stream that numbered new messages with sequences
+// it had read (the stream lost messages: see rewind and renumbered), is recreated after what the
+// last run stored (stored: its last message committed, zero when unknown).
+func (r *Recorder) consumer(ctx context.Context, stream string, stored mark, cause error) (jetstream.Consumer, error) {
 	cc := r.consumerConfig(stream)
 	if old, err := r.js.Consumer(ctx, stream, cc.Durable); err == nil {
 		info, err := old.Info(ctx)
@@ -187,7 +190,8 @@ func (r *Recorder) consumer(ctx context.Context, stream string, stored time.Time
 		reset := true
 		switch {
 		case isAhead(info, last):
-			r.rewind(&cc, info, stream, last, stored)
+			r.rewind(&cc, info, stream, last, stored.at)
+		case r.resumeRenumbered(ctx, &cc, stream, stored, errors.Is(cause, errRenumbered)):
 		case info.NumAckPending > 0:
 			cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1, nil
 			r.cfg.Log.Info("resuming after unacked deliveries", "stream", stream, "from", cc.OptStartSeq)
@@ -208,14 +212,16 @@ func (r *Recorder) consumer(ctx context.Context, stream string, stored time.Time
 }
 
 // runStream records one stream until ctx ends, starting over on a fresh consumer whenever the
-// stream falls behind it, and on a fresh read whenever its read stalls.
+// stream falls behind it or renumbers what it read, and on a fresh read whenever its read stalls.
 func (r *Recorder) runStream(ctx context.Context, stream string) error {
-	var stored time.Time // the stream time of the last message a run committed
+	var stored mark // the last message a run committed
+	var cause error // why the last run ended
 	for {
 		sctx, cancel := context.WithCancelCause(ctx)
-		err := r.recordStream(sctx, cancel, stream, &stored)
-		cause := context.Cause(sctx)
-		behind := errors.Is(cause, errBehind) || errors.Is(cause, errStalled) || errors.Is(cause, errGap)
+		err := r.recordStream(sctx, cancel, stream, &stored, cause)
+		cause = context.Cause(sctx)
+		behind := errors.Is(cause, errBehind) || errors.Is(cause, errStalled) || errors.Is(cause, errGap) ||
+			errors.Is(cause, errRenumbered)
 		cancel(nil)
 		if err != nil || ctx.Err() != nil || !behind {
 			return err
@@ -223,8 +229,9 @@ func (r *Recorder) runStream(ctx context.Context, stream string) error {
 	}
 }
 
-func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseFunc, stream string, stored *time.Time) error {
-	cons, err := r.consumer(ctx, stream, *stored)
+func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseFunc, stream string, stored *mark,
+	last error) error {
+	cons, err := r.consumer(ctx, stream, *stored, last)
 	if err != nil {
 		return err
 	}
@@ -233,8 +240,8 @@ func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseF
 		dec: newDecoder(), series: newSeries(), sizes: map[events.Type]int{}, restart: behind,
 		delivery: cons.CachedInfo().Delivered.Consumer}
 	defer func() {
-		if t := l.storedAt.Load(); t != 0 {
-			*stored = time.Unix(0, t)
+		if s := l.stored.Load(); s != nil {
+			*stored = *s
 		}
 	}()
 	if err := l.retry(ctx, "loading series state", func(ctx context.Context) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -71,6 +72,63 @@ func resumeAfter(info *jetstream.ConsumerInfo, stored time.Time) (time.Time, boo
 		return t.Add(time.Nanosecond), true
 	}
 	return time.Time{}, false
+}
+
+// mark is a message the recorder stored: its stream sequence and stream time.
+type mark struct {
+	seq uint64
+	at  time.Time
+}
+
+// errRenumbered ends a stream's run when the stream numbered new messages with sequences the
+// recorder had read (see renumbered).
+var errRenumbered = errors.New("the stream numbered new messages with sequences the recorder had read")
+
+// renumbered reports whether the stream lost messages and then numbered new ones with sequences
+// the recorder had read: the stream now holds a message stored after m at m's sequence. A damaged
+// replica came back short and led (at once, on a single server), and new messages took the stream
+// past the consumer's position before it was seen behind: the consumer would never deliver the
+// new messages at the sequences it had already passed, and nothing would say so. It returns the
+// time of the message there now. A failure to look is taken for no: the next look tries again.
+func (r *Recorder) renumbered(ctx context.Context, stream string, m mark) (time.Time, bool) {
+	if m.seq == 0 {
+		return time.Time{}, false
+	}
+	st, err := r.js.Stream(ctx, stream)
+	if err != nil {
+		return time.Time{}, false
+	}
+	msg, err := st.GetMsg(ctx, m.seq)
+	if err != nil || !msg.Time.After(m.at) {
+		return time.Time{}, false
+	}
+	return msg.Time, true
+}
+
+// sayRenumbered logs, as an error, and counts a stream found renumbered at m.
+func (r *Recorder) sayRenumbered(log *slog.Logger, stream string, m mark, now time.Time) {
+	r.metrics.resets.WithLabelValues(stream).Inc()
+	log.Error(fmt.Sprintf("stream %s lost messages and numbered new ones with sequences the recorder had read: "+
+		"sequence %d holds a message stored at %s, where the recorder read one stored at %s (a damaged store?); "+
+		"events stored after the last ack and before the damage are gone; recording resumes after the last message stored",
+		stream, m.seq, now.UTC().Format(time.RFC3339Nano), m.at.UTC().Format(time.RFC3339Nano)), "stream", stream)
+}
+
+// resumeRenumbered sets cc to deliver from the first message stored after stored, the last
+// message a run stored, when the stream renumbered it, and reports whether it did. It says so
+// unless the run that found it did (said). A recorder just started knows no message it stored,
+// and does not look.
+func (r *Recorder) resumeRenumbered(ctx context.Context, cc *jetstream.ConsumerConfig, stream string, stored mark, said bool) bool {
+	now, ok := r.renumbered(ctx, stream, stored)
+	if !ok {
+		return false
+	}
+	start := stored.at.Add(time.Nanosecond)
+	cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &start
+	if !said {
+		r.sayRenumbered(r.cfg.Log.With("consumer", cc.Durable), stream, stored, now)
+	}
+	return true
 }
 
 // confirmations is how many checks in a row must find a running consumer ahead of its stream.

@@ -81,6 +81,52 @@ func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
 	}
 }
 
+// TestAStreamThatRenumberedWhatWasReadIsRecordedAgain: the stream comes back short, and new
+// messages take it past what the running recorder had read before the watch sees it behind (a
+// cluster leads with the damaged replica, and the collector goes on at once). The stream then
+// holds new messages at sequences the consumer had passed. They are recorded, and the reset is
+// logged as an error and counted. Before, the consumer went on after its old position and the
+// new messages at the sequences it had passed were never recorded (1,003 of 2,000 here), without a word.
+func TestAStreamThatRenumberedWhatWasReadIsRecordedAgain(t *testing.T) {
+	env, st := bustest.Start(t), storetest.New(t)
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	publish(t, env, sweeps("old", 2000, at))
+	reg, logs := prometheus.NewRegistry(), &testkit.Log{}
+	start(t, env, st, Config{Streams: []string{bus.Telemetry}, Check: time.Hour, Registerer: reg,
+		Log: slog.New(slog.NewTextHandler(logs, nil))})
+	settled(t, env, "recorder", bus.Telemetry)
+	env.Restart(t, func() {
+		if err := testkit.Damage(filepath.Join(env.StoreDir, "jetstream", "$G", "streams", bus.Telemetry, "msgs")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	later := at.Add(time.Hour)
+	publish(t, env, sweeps("new", 2000, later))
+	s, err := env.JS.Stream(testCtx(t), bus.Telemetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := s.CachedInfo().State.LastSeq; last <= 2000 || last >= 4000 {
+		t.Fatalf("the stream ends at %d: the test renumbered nothing", last)
+	}
+	q := fmt.Sprintf("SELECT count() AS n FROM %s WHERE at = %s", st.Table("gpu_sample"), chTime(later))
+	deadline := time.Now().Add(30 * time.Second)
+	for queryInt(t, st, q) != 2000 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the 2000 events published after the damage were recorded", queryInt(t, st, q))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	want := "# HELP bursar_recorder_consumer_resets_total " + resetsHelp + "\n# TYPE bursar_recorder_consumer_resets_total counter\n" +
+		"bursar_recorder_consumer_resets_total{stream=\"TELEMETRY\"} 1\n"
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "bursar_recorder_consumer_resets_total"); err != nil {
+		t.Error(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "numbered new ones") {
+		t.Errorf("no error in the log about the renumbered stream:\n%s", out)
+	}
+}
+
 // sweeps is n GPU samples of distinct nodes at t, one event per message.
 func sweeps(prefix string, n int, t time.Time) []events.Event {
 	var out []events.Event
