@@ -85,6 +85,7 @@ func runCollector(ctx context.Context, g *cli.Globals, o runOptions, log *slog.L
 	}
 	pub := bus.NewPublisher(js)
 	reg := cli.NewRegistry()
+	watchLosses(pub, reg, log)
 	parts, err := cfg.parts(ctx, pub, log, reg, d)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.config, err)
@@ -107,6 +108,18 @@ func runCollector(ctx context.Context, g *cli.Globals, o runOptions, log *slog.L
 	}
 	log.Info("collector stopped")
 	return err
+}
+
+// watchLosses logs, as an error, and counts every loss of acknowledged messages pub sees.
+func watchLosses(pub *bus.Publisher, reg prometheus.Registerer, log *slog.Logger) {
+	losses := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_collector_stream_losses_total",
+		Help: "Times a stream acknowledged a message with a sequence it had already acknowledged: it lost messages (a damaged replica)."},
+		[]string{"stream"})
+	reg.MustRegister(losses)
+	pub.OnLost(func(l bus.Loss) {
+		losses.WithLabelValues(l.Stream).Inc()
+		log.Error(l.String(), "stream", l.Stream)
+	})
 }
 
 // add puts p in the group with its own context, cancelled when the group stops. A part that

@@ -25,6 +25,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, evs []events.Event) error 
 	if err != nil {
 		return fmt.Errorf("encoding a batch: %w", err)
 	}
+	before := p.tops()
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i, m := range msgs {
 		msg := &nats.Msg{Subject: m.Subject, Data: m.Data, Header: nats.Header{jetstream.MsgIDHeader: []string{m.ID}}}
@@ -35,10 +36,11 @@ func (p *Publisher) PublishBatch(ctx context.Context, evs []events.Event) error 
 	var errs []error
 	for i, f := range futures {
 		select {
-		case <-f.Ok():
+		case ack := <-f.Ok():
+			p.acked(before, ack)
 		case err := <-f.Err():
 			if unanswered(err) { // tried again on its own, under its id
-				err = p.send(ctx, f.Msg())
+				err = p.send(ctx, f.Msg(), before)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("publishing %d events to %s: %w", msgs[i].Events, msgs[i].Subject, err))

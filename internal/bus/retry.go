@@ -25,15 +25,19 @@ const (
 const errDuplicateInProcess = 10158
 
 // send publishes msg and waits for its acknowledgement, trying again while the stream does not
-// answer.
-func (p *Publisher) send(ctx context.Context, msg *nats.Msg) error {
+// answer. before is what the streams had acknowledged before msg was first sent (see tops).
+func (p *Publisher) send(ctx context.Context, msg *nats.Msg, before map[string]uint64) error {
 	end := time.Now().Add(publishPatience)
 	wait := backoff.Policy{Min: 50 * time.Millisecond, Max: time.Second}
 	for try := 1; ; try++ {
 		tctx, cancel := context.WithTimeout(ctx, publishTry)
-		_, err := p.js.PublishMsg(tctx, msg)
+		ack, err := p.js.PublishMsg(tctx, msg)
 		cancel()
-		if err == nil || ctx.Err() != nil || !unanswered(err) || time.Now().After(end) {
+		if err == nil {
+			p.acked(before, ack)
+			return nil
+		}
+		if ctx.Err() != nil || !unanswered(err) || time.Now().After(end) {
 			return err
 		}
 		select {

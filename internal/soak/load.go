@@ -21,7 +21,8 @@ type load struct {
 	sweeps atomic.Int64
 	burst  sync.Once
 	mu     sync.Mutex
-	sent   []sweep // the sweeps the bus acknowledged
+	sent   []sweep    // the sweeps the bus acknowledged
+	losses []bus.Loss // what the publisher was told the bus lost of them
 }
 
 // sweep is one acknowledged sweep, from which its events are made again for the checks.
@@ -70,6 +71,12 @@ func (r *rig) startLoad(ctx context.Context) (*load, error) {
 	lctx, stop := context.WithCancel(ctx)
 	l := &load{cancel: stop, done: make(chan struct{})}
 	pub := bus.NewPublisher(js)
+	pub.OnLost(func(x bus.Loss) {
+		r.log.Error(x.String(), "stream", x.Stream)
+		l.mu.Lock()
+		l.losses = append(l.losses, x)
+		l.mu.Unlock()
+	})
 	per := max(1, r.o.Rate*int(sweepEvery/time.Millisecond)/1000)
 	go func() {
 		defer close(l.done)

@@ -70,6 +70,9 @@ func (s *Summary) Markdown() string {
 		fmt.Fprintf(&b, "\nThe TELEMETRY stream no longer holds %d events the bus acknowledged to the collector "+
 			"(a damaged replica came back short); they are counted as published above.\n", n)
 	}
+	for _, x := range s.Faulted.busLosses {
+		fmt.Fprintf(&b, "\nThe collector's publisher was told: %s.\n", x)
+	}
 	if len(s.Broken) > 0 {
 		b.WriteString("\n## Broken invariants\n\n")
 		for _, x := range s.Broken {

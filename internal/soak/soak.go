@@ -16,6 +16,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/replay"
 	"github.com/bursar-dev/bursar/internal/store"
 )
@@ -57,7 +58,8 @@ type runStats struct {
 	loadAcked      int64
 	loadFailed     int64
 	refused        int64
-	streamLost     int64 // events acked to the collector that the TELEMETRY stream no longer holds
+	streamLost     int64      // events acked to the collector that the TELEMETRY stream no longer holds
+	busLosses      []bus.Loss // the losses the collector's publisher was told of
 	holds          holdTally
 	slackPosts     int        // messages the fake Slack took (approval questions and alerts)
 	slackRefused   int        // calls it refused while down
