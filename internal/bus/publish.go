@@ -28,8 +28,8 @@ func NewPublisher(js jetstream.JetStream) *Publisher { return &Publisher{js: js}
 
 // Loss is a stream that lost messages it had acknowledged to this publisher: it acknowledged
 // a message with sequence Seq, sent after it had acknowledged one with sequence Top >= Seq.
-// Every message it held from Seq to Top is gone (a damaged replica came back short and leads)
-// and new ones were numbered the same. Nobody but the publisher can see it when nobody had read
+// The messages it held from Seq (or before) to Top are gone (a damaged replica came back short
+// and leads) and new ones were numbered the same. Nobody but the publisher can see it when nobody had read
 // them yet: the stream and its consumers look whole.
 type Loss struct {
 	Stream   string
@@ -38,7 +38,7 @@ type Loss struct {
 
 func (l Loss) String() string {
 	return fmt.Sprintf("stream %s lost messages it had acknowledged: it acknowledged sequence %d after %d "+
-		"(a damaged replica came back short?); the events stored from %d to %d are gone unless they were read before",
+		"(a damaged replica came back short?); what it held at sequences %d to %d at least is gone, unless it was read before",
 		l.Stream, l.Seq, l.Top, l.Seq, l.Top)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/events/eventstest"
+	"github.com/bursar-dev/bursar/internal/store"
 	"github.com/bursar-dev/bursar/internal/store/storetest"
 	"github.com/bursar-dev/bursar/internal/testkit"
 )
@@ -62,14 +63,7 @@ func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
 			}
 			later := at.Add(time.Hour)
 			publish(t, env, sweeps("new", 100, later))
-			q := fmt.Sprintf("SELECT count() AS n FROM %s WHERE at = %s", st.Table("gpu_sample"), chTime(later))
-			deadline := time.Now().Add(30 * time.Second)
-			for queryInt(t, st, q) != 100 {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d of the 100 events published after the damage were recorded", queryInt(t, st, q))
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			recordedAt(t, st, later, 100)
 			n, err := testutil.GatherAndCount(reg, "bursar_recorder_consumer_resets_total")
 			if err != nil || n != 1 {
 				t.Errorf("resets metric: %d series (%v), want one", n, err)
@@ -109,14 +103,7 @@ func TestAStreamThatRenumberedWhatWasReadIsRecordedAgain(t *testing.T) {
 	if last := s.CachedInfo().State.LastSeq; last <= 2000 || last >= 4000 {
 		t.Fatalf("the stream ends at %d: the test renumbered nothing", last)
 	}
-	q := fmt.Sprintf("SELECT count() AS n FROM %s WHERE at = %s", st.Table("gpu_sample"), chTime(later))
-	deadline := time.Now().Add(30 * time.Second)
-	for queryInt(t, st, q) != 2000 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of the 2000 events published after the damage were recorded", queryInt(t, st, q))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	recordedAt(t, st, later, 2000)
 	want := "# HELP bursar_recorder_consumer_resets_total " + resetsHelp + "\n# TYPE bursar_recorder_consumer_resets_total counter\n" +
 		"bursar_recorder_consumer_resets_total{stream=\"TELEMETRY\"} 1\n"
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "bursar_recorder_consumer_resets_total"); err != nil {
@@ -124,6 +111,20 @@ func TestAStreamThatRenumberedWhatWasReadIsRecordedAgain(t *testing.T) {
 	}
 	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "numbered new ones") {
 		t.Errorf("no error in the log about the renumbered stream:\n%s", out)
+	}
+}
+
+// recordedAt waits (30 s at most) until the n GPU samples published at t after the damage are
+// recorded.
+func recordedAt(t *testing.T, st *store.Store, at time.Time, n int64) {
+	t.Helper()
+	q := fmt.Sprintf("SELECT count() AS n FROM %s WHERE at = %s", st.Table("gpu_sample"), chTime(at))
+	deadline := time.Now().Add(30 * time.Second)
+	for queryInt(t, st, q) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the %d events published after the damage were recorded", queryInt(t, st, q), n)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
