@@ -29,6 +29,15 @@ func (l *losses) all() []bus.Loss {
 	return append([]bus.Loss(nil), l.got...)
 }
 
+// watched is a publisher over env whose losses are collected, and a context for the test.
+func watched(t *testing.T, env *bustest.Env) (context.Context, *bus.Publisher, *losses) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	pub, told := bus.NewPublisher(env.JS), &losses{}
+	pub.OnLost(told.add)
+	return ctx, pub, told
+}
+
 // gpuSweeps is n GPU samples of distinct nodes at t: one message each.
 func gpuSweeps(prefix string, n int, t time.Time) []events.Event {
 	var out []events.Event
@@ -44,10 +53,7 @@ func gpuSweeps(prefix string, n int, t time.Time) []events.Event {
 // it is told once, with the stream and the sequences.
 func TestAPublisherIsToldOfAStreamThatLostWhatItAcknowledged(t *testing.T) {
 	env := bustest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pub, told := bus.NewPublisher(env.JS), &losses{}
-	pub.OnLost(told.add)
+	ctx, pub, told := watched(t, env)
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	for _, e := range gpuSweeps("old", 2000, at) {
 		if err := pub.Publish(ctx, e); err != nil {
@@ -74,10 +80,7 @@ func TestAPublisherIsToldOfAStreamThatLostWhatItAcknowledged(t *testing.T) {
 // back in any order, and a repeat is acknowledged with its first copy's sequence; neither is a loss.
 func TestAPublisherSharedByManyIsToldNoLoss(t *testing.T) {
 	env := bustest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pub, told := bus.NewPublisher(env.JS), &losses{}
-	pub.OnLost(told.add)
+	ctx, pub, told := watched(t, env)
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	var wg sync.WaitGroup
 	for g := range 8 {

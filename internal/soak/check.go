@@ -109,9 +109,7 @@ func (r *rig) checkRecorded(ctx context.Context, visit func(events.Event)) error
 		r.run.dead = dlq.CachedInfo().State.Msgs
 	}
 	r.run.loadAcked, r.run.loadFailed = r.load.acked.Load(), r.load.failed.Load()
-	r.load.mu.Lock()
-	r.run.busLosses = slices.Clone(r.load.losses)
-	r.load.mu.Unlock()
+	r.run.busLosses = r.load.lost()
 	r.run.refused = r.st.refused.Load()
 	return nil
 }

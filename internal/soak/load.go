@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,13 @@ func (l *load) ackedIDs() map[string]bool {
 		}
 	}
 	return ids
+}
+
+// lost is what the publisher was told the bus lost.
+func (l *load) lost() []bus.Loss {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.losses)
 }
 
 // sweepEvery is how often the load publishes a sweep.
