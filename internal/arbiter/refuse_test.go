@@ -198,15 +198,15 @@ func TestForgedFleetReportOnAPriceSubjectIsNotActedOn(t *testing.T) {
 	if err := r.AwaitFolded(ctx); err != nil {
 		t.Fatal(err)
 	}
-	reason := refusal(t, h.env.JS, subject, ack)
-	if !strings.Contains(reason, "a replica.state event on "+subject+" (a price.observed subject)") {
-		t.Errorf("DLQ reason %q does not say what came where", reason)
-	}
 	h.clock.Advance(2 * time.Second)
 	r.Pass(ctx) // plans on the view as folded, before the actuator is asked again
 	eventually(t, "no action is in flight", func() bool { return r.InFlight() == 0 })
 	if got := h.sim.Calls(); len(got) != calls {
 		t.Errorf("actions applied after the forged report: %+v", got[calls:])
+	}
+	reason := refusal(t, h.env.JS, subject, ack)
+	if !strings.Contains(reason, "a replica.state event on "+subject+" (a price.observed subject)") {
+		t.Errorf("DLQ reason %q does not say what came where", reason)
 	}
 }
 
@@ -239,18 +239,8 @@ func TestImpossibleJobProgressIsRefused(t *testing.T) {
 	if err := r.AwaitFolded(ctx); err != nil {
 		t.Fatal(err)
 	}
-	reason := refusal(t, h.env.JS, subject, ack)
-	for _, want := range []string{"work_done_s 21600", "tune", "26s of run time"} {
-		if !strings.Contains(reason, want) {
-			t.Errorf("DLQ reason %q does not say %q", reason, want)
-		}
-	}
 	if r.JobReported("tune") || r.Refused("job.progress", "implausible") != 1 {
 		t.Errorf("the progress was taken (reported %v, refused %v)", r.JobReported("tune"), r.Refused("job.progress", "implausible"))
-	}
-	msgs := slk.WaitFor(t, 1)
-	if !strings.Contains(msgs[0].Text, "Event refused by the arbiter: "+subject) {
-		t.Errorf("alert %q, want the refused progress", msgs[0].Text)
 	}
 	for range 3 {
 		h.step(ctx, r)
@@ -262,6 +252,16 @@ func TestImpossibleJobProgressIsRefused(t *testing.T) {
 		return l.Group == tune && l.Gone.IsZero()
 	}) {
 		t.Errorf("the job's instance was stopped (desired %d); lives %+v", n, h.sim.Lives())
+	}
+	reason := refusal(t, h.env.JS, subject, ack)
+	for _, want := range []string{"work_done_s 21600", "tune", "26s of run time"} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("DLQ reason %q does not say %q", reason, want)
+		}
+	}
+	msgs := slk.WaitFor(t, 1)
+	if !strings.Contains(msgs[0].Text, "Event refused by the arbiter: "+subject) {
+		t.Errorf("alert %q, want the refused progress", msgs[0].Text)
 	}
 }
 
