@@ -49,4 +49,6 @@ func (s *Service) Folded() float64 {
 }
 
 // Refused counts the events of type t the arbiter refused, for why (subject or implausible).
-func (s *Service) Refused(t, why string) float64 { return testutil.ToFloat64(s.m.refused.WithLabelValues(t, why)) }
+func (s *Service) Refused(t, why string) float64 {
+	return testutil.ToFloat64(s.m.refused.WithLabelValues(t, why))
+}
