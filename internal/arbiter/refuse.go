@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 )
@@ -50,13 +51,27 @@ func (s *Service) refuse(m jetstream.Msg, reasons []string) {
 	dead, opts := bus.Refused(m, stream, refusedBy, reason)
 	s.log.Warn("refused an event; not acted on, sent to DLQ", "subject", m.Subject(), "reason", reason)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), outsideCall)
-		defer cancel()
-		if _, err := s.o.JS.PublishMsg(ctx, dead, opts...); err != nil {
-			s.log.Error("could not store a refused event in DLQ", "subject", m.Subject(), "reason", reason, "err", err)
+		delays := backoff.Policy{Min: time.Second, Max: 30 * time.Second}
+		var err error
+		for try := 1; try <= refuseTries; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), outsideCall)
+			_, err = s.o.JS.PublishMsg(ctx, dead, opts...)
+			cancel()
+			if err == nil {
+				return
+			}
+			if try < refuseTries {
+				time.Sleep(delays.Delay(try))
+			}
 		}
+		s.log.Error("could not store a refused event in DLQ; it was not acted on", "subject", m.Subject(),
+			"reason", reason, "tries", refuseTries, "err", err)
 	}()
 }
+
+// refuseTries is how often a refused message's DLQ copy is tried, about two minutes in all: the
+// arbiters follow with ordered consumers, which never redeliver.
+const refuseTries = 6
 
 // eventAt names event i of a message in a reason: its id, and its index in a batch.
 func eventAt(evs []events.Event, i int) string {
