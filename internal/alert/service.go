@@ -143,6 +143,7 @@ func (s *Service) inputs() []input {
 	in := []input{
 		{bus.Fleet, []string{"bursar.fleet.>", "bursar.action.>", "bursar.decision.>"}, recent},
 		{bus.Market, []string{"bursar.reclaim.>"}, recent},
+		{bus.DLQ, []string{bus.DLQSubjects}, recent},
 	}
 	if th := s.o.Thresholds.Prices; th > 0 {
 		in = append(in, input{bus.Market, []string{"bursar.price.>"}, th + th/2})
@@ -181,7 +182,12 @@ func (s *Service) consume(ctx context.Context, in input) (<-chan struct{}, error
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		md, err := m.Metadata()
-		s.handle(m.Subject(), m.Data(), err == nil && md.Timestamp.Before(s.started))
+		backlog := err == nil && md.Timestamp.Before(s.started)
+		if in.stream == bus.DLQ {
+			s.refused(m, backlog)
+		} else {
+			s.handle(m.Subject(), m.Data(), backlog)
+		}
 		if err == nil && md.NumPending == 0 {
 			done()
 		}
@@ -208,6 +214,10 @@ func (s *Service) handle(subject string, data []byte, backlog bool) {
 	var alerts []slack.Alert
 	s.mu.Lock()
 	for _, e := range evs {
+		if err := events.CheckSubject(e.EventType(), subject); err != nil {
+			s.log.Warn("skipping an event on a subject of another type", "err", err) // the arbiter refuses it
+			continue
+		}
 		alerts = append(alerts, s.tr.Observe(e)...)
 	}
 	s.mu.Unlock()
@@ -218,6 +228,21 @@ func (s *Service) handle(subject string, data []byte, backlog bool) {
 		}
 		s.send(a)
 	}
+}
+
+// refused alerts on a DLQ copy of a message a part refused to act on (bus.HeaderRefusedBy); other
+// dead messages (undecodable, unstorable) are the recorder's metrics' to count.
+func (s *Service) refused(m jetstream.Msg, backlog bool) {
+	by := m.Headers().Get(bus.HeaderRefusedBy)
+	if by == "" || backlog {
+		return
+	}
+	a := slack.EventRefused{By: by, Subject: m.Headers().Get(bus.HeaderOriginalSubject),
+		Reason: m.Headers().Get(bus.HeaderReason), At: s.o.Clock.Now()}
+	if md, err := m.Metadata(); err == nil {
+		a.At = md.Timestamp.UTC()
+	}
+	s.send(a)
 }
 
 // tick runs the time-based checks, once every backlog is read.
@@ -307,6 +332,8 @@ func kindOf(a slack.Alert) string {
 		return "source_stale"
 	case slack.SourceBack:
 		return "source_back"
+	case slack.EventRefused:
+		return "event_refused"
 	}
 	return "other"
 }

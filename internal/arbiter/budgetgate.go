@@ -207,6 +207,10 @@ func (b *Budgets) fold(m jetstream.Msg) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, e := range evs {
+		if err := events.CheckSubject(e.EventType(), m.Subject()); err != nil {
+			b.o.Log.Warn("budgets: not counting an event on a subject of another type", "err", err)
+			continue // the Service's own follow dead-letters what it reads; budget.> is the arbiter's alone
+		}
 		switch e := e.(type) {
 		case *events.ReplicaState:
 			b.ledger.Observe(e)

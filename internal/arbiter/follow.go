@@ -84,20 +84,27 @@ type input struct {
 
 // fold decodes one message (an event or a batch of them) into the market view and wakes the loop
 // when a plan may change. Messages that do not decode are skipped here; the recorder's durable
-// consumer dead-letters them.
+// consumer dead-letters them. Events the arbiter refuses (see take) are not acted on: the message
+// goes to DLQ with the reasons, and the other events of a batch are still folded.
 func (s *Service) fold(m jetstream.Msg) {
 	evs, err := events.DecodeAll(m.Data())
 	if err != nil {
 		s.log.Debug("skipping a message that does not decode", "subject", m.Subject(), "err", err)
 		return
 	}
-	for _, e := range evs {
-		s.foldEvent(e)
+	var refused []string
+	for i, e := range evs {
+		if err := s.take(e, m.Subject()); err != nil {
+			refused = append(refused, eventAt(evs, i)+err.Error())
+		}
+	}
+	if len(refused) > 0 {
+		s.refuse(m, refused)
 	}
 }
 
-func (s *Service) foldEvent(e events.Event) {
-	s.m.events.WithLabelValues(string(e.EventType())).Inc()
+// foldEvent folds one event; it returns an error (errRefused) for one it will not act on.
+func (s *Service) foldEvent(e events.Event) error {
 	switch e := e.(type) {
 	case *events.PriceObserved:
 		if s.mk.price(e) {
@@ -109,7 +116,7 @@ func (s *Service) foldEvent(e events.Event) {
 	case *events.TokensSample:
 		if err := s.mk.tokens(e); err != nil {
 			s.log.Warn("a tokens.sample is not counted as demand", "id", e.ID, "at", e.At, "err", err)
-			return
+			return nil
 		}
 		signal(s.changed)
 	case *events.GPUSample:
@@ -118,6 +125,7 @@ func (s *Service) foldEvent(e events.Event) {
 	case *events.ReplicaState:
 		s.mk.replicaState(e)
 	case *events.JobProgress:
-		s.jobProgress(e)
+		return s.jobProgress(e)
 	}
+	return nil
 }

@@ -63,6 +63,11 @@ func (s *Service) credit(j *job, b *Book, now time.Time) {
 		r.Replica = cur.ID
 	}
 	r.Location, r.Market, r.Price = cur.Location, cur.Market, cur.PricePerHour
+	if r.StartedAt.IsZero() {
+		// The first instance: launched at Since. A run saved before StartedAt was kept had done
+		// Done already, which took at least as long.
+		r.StartedAt = cur.Since.Add(-r.Done)
+	}
 	if cur.State == placement.StateReady && r.ReadyAt.IsZero() {
 		r.ReadyAt = now
 		r.Lost += now.Sub(cur.Since) + spec.Overhead
@@ -145,14 +150,24 @@ func (s *Service) jobState(j *job, now time.Time) *events.JobState {
 }
 
 // jobProgress takes a job.progress the job published itself; the arbiter's own estimates come
-// back on the same subject and are skipped.
-func (s *Service) jobProgress(e *events.JobProgress) {
+// back on the same subject and are skipped. One that claims more work than the job can have
+// done by then is refused (checkProgress) and never taken.
+func (s *Service) jobProgress(e *events.JobProgress) error {
 	if e.Estimated {
-		return
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if j := s.jobs[e.Job]; j != nil && (j.reported == nil || e.At.After(j.reported.At)) {
+	j := s.jobs[e.Job]
+	if j == nil {
+		return nil
+	}
+	if err := checkProgress(j, e, s.o.Clock.Now()); err != nil {
+		s.m.refused.WithLabelValues(string(e.EventType()), "implausible").Inc()
+		return err
+	}
+	if j.reported == nil || e.At.After(j.reported.At) {
 		j.reported = e
 	}
+	return nil
 }

@@ -15,8 +15,9 @@ import (
 
 // movingJob is a stepped service over jobYAML with 69 minutes for the hour's work, spot only in
 // zone a, and no spot capacity there: the job tries spot once and then must run on on-demand.
-// Once on-demand runs, the job reports 40 minutes done (it was further than the arbiter
-// estimated), so it has slack to spend on spot again.
+// After 39 minutes (on-demand runs), the job reports 40 minutes done: it was further than the
+// arbiter estimated, within what the time since its first launch allows, and has slack to spend
+// on spot again.
 type movingJob struct {
 	h        *harness
 	svc      *arbiter.Service
@@ -32,7 +33,7 @@ func newMovingJob(t *testing.T) *movingJob {
 	svc := h.steppedJob(ctx, t)
 	m := &movingJob{h: h, svc: svc, spot: actuate.Group{Workload: "tune", Location: "a", Market: events.Spot},
 		od: actuate.Group{Workload: "tune", Location: "a", Market: events.OnDemand}}
-	for i := 0; !m.ready(m.od); i++ {
+	for i := 0; !m.ready(m.od) || h.clock.Now().Before(t0.Add(39*time.Minute)); i++ {
 		if i == 60 {
 			t.Fatalf("no on-demand instance ready after an hour; lives %+v", h.sim.Lives())
 		}

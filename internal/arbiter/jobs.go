@@ -51,6 +51,9 @@ type JobRun struct {
 	OnDemand   float64   `json:"on_demand_usd_per_hour,omitempty"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	Reason     string    `json:"reason,omitempty"`
+	// StartedAt is when the job's first instance was launched: no progress it reports can claim
+	// more work than the time since (checkProgress).
+	StartedAt time.Time `json:"started_at,omitzero"`
 }
 
 // Ended says the job needs nothing more: finished, cancelled or failed.

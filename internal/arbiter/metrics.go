@@ -11,6 +11,7 @@ type metrics struct {
 	dropped   prometheus.Counter     // full plans dropped because the books changed while planning
 	leader    prometheus.Gauge       // 1 while leading
 	events    *prometheus.CounterVec // folded events by type
+	refused   *prometheus.CounterVec // events not acted on, by type and why
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -31,9 +32,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "1 while this arbiter holds the leader lease, else 0."}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_arbiter_events_total",
 			Help: "Events folded into the arbiter's state, by type."}, []string{"type"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_arbiter_events_refused_total",
+			Help: "Events the arbiter refused to act on and sent to DLQ, by type and why (subject: on a subject " +
+				"of another type; implausible: a job.progress beyond the job's run time)."}, []string{"type", "why"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.dropped, m.leader, m.events)
+		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.dropped, m.leader, m.events, m.refused)
 	}
 	return m
 }

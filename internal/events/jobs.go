@@ -60,8 +60,8 @@ type JobState struct {
 func (*JobProgress) EventType() Type { return TypeJobProgress }
 func (*JobState) EventType() Type    { return TypeJobState }
 
-func (e *JobProgress) Subject() string { return subject("bursar.job.progress", e.Job) }
-func (e *JobState) Subject() string    { return subject("bursar.job.state", e.Job) }
+func (e *JobProgress) Subject() string { return subject(subjectRoots[TypeJobProgress], e.Job) }
+func (e *JobState) Subject() string    { return subject(subjectRoots[TypeJobState], e.Job) }
 
 func (e *JobProgress) identity() []string {
 	source := "reported"

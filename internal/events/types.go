@@ -190,20 +190,22 @@ func (*BudgetAlert) EventType() Type       { return TypeBudgetAlert }
 // Header returns the envelope.
 func (m *Meta) Header() *Meta { return m }
 
-func (e *PriceObserved) Subject() string { return subject("bursar.price", e.Provider, e.Region) }
-func (e *CapacityReclaimed) Subject() string {
-	return subject("bursar.reclaim", e.Provider, e.Region)
+func (e *PriceObserved) Subject() string {
+	return subject(subjectRoots[TypePriceObserved], e.Provider, e.Region)
 }
-func (e *GPUSample) Subject() string { return subject("bursar.gpu", e.Location, e.Node) }
+func (e *CapacityReclaimed) Subject() string {
+	return subject(subjectRoots[TypeCapacityReclaimed], e.Provider, e.Region)
+}
+func (e *GPUSample) Subject() string { return subject(subjectRoots[TypeGPUSample], e.Location, e.Node) }
 func (e *TokensSample) Subject() string {
-	return subject("bursar.tokens", e.Location, e.Workload)
+	return subject(subjectRoots[TypeTokensSample], e.Location, e.Workload)
 }
 func (e *ReplicaState) Subject() string {
-	return subject("bursar.fleet", e.Workload, e.Location)
+	return subject(subjectRoots[TypeReplicaState], e.Workload, e.Location)
 }
-func (e *PlanDecided) Subject() string   { return subject("bursar.decision", e.Workload) }
-func (e *ActionUpdated) Subject() string { return subject("bursar.action", e.Workload) }
-func (e *BudgetAlert) Subject() string   { return subject("bursar.budget", e.Policy) }
+func (e *PlanDecided) Subject() string   { return subject(subjectRoots[TypePlanDecided], e.Workload) }
+func (e *ActionUpdated) Subject() string { return subject(subjectRoots[TypeActionUpdated], e.Workload) }
+func (e *BudgetAlert) Subject() string   { return subject(subjectRoots[TypeBudgetAlert], e.Policy) }
 
 func (e *PriceObserved) identity() []string {
 	return []string{e.Source, e.Provider, e.Region, e.Zone, e.InstanceType, string(e.Market)}

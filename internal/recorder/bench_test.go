@@ -138,7 +138,7 @@ func insertDirect(b *testing.B, msgs []events.Message) (total, engine time.Durat
 	dec, ser := newDecoder(), newSeries()
 	rows := map[events.Type]*row{}
 	for _, m := range msgs {
-		t, _ := typeOf(m.Subject)
+		t, _ := events.TypeOfSubject(m.Subject)
 		evs, err := dec.decodeAll(t, m.Data)
 		if err != nil {
 			b.Fatal(err)

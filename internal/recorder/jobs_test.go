@@ -24,9 +24,9 @@ func TestTypeOfSubjects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.subject, func(t *testing.T) {
-			got, ok := typeOf(tt.subject)
+			got, ok := events.TypeOfSubject(tt.subject)
 			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("typeOf(%q) = %q, %v; want %q, %v", tt.subject, got, ok, tt.want, tt.wantOK)
+				t.Errorf("events.TypeOfSubject(%q) = %q, %v; want %q, %v", tt.subject, got, ok, tt.want, tt.wantOK)
 			}
 		})
 	}

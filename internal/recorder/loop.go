@@ -238,13 +238,13 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 
 // decode decodes m as the event type its subject says, or says why it cannot.
 func (l *loop) decode(m jetstream.Msg) ([]events.Event, error) {
-	t, ok := typeOf(m.Subject())
+	t, ok := events.TypeOfSubject(m.Subject())
 	if !ok {
 		return nil, errors.New("no event type is published on this subject")
 	}
 	evs, err := l.dec.decodeAll(t, m.Data())
-	if err == nil && evs[0].EventType() != t {
-		err = fmt.Errorf("a %s event on a %s subject", evs[0].EventType(), t)
+	if err == nil {
+		err = events.CheckSubject(evs[0].EventType(), m.Subject())
 	}
 	if err != nil {
 		return nil, errors.New("decode: " + err.Error())

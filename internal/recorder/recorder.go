@@ -257,26 +257,3 @@ func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseF
 	go r.watch(ctx, behind, l, cons)
 	return l.run(ctx, it)
 }
-
-// subjectType maps a subject's second token to the event type published there (DESIGN.md); jobs'
-// subjects name the type in their third token (bursar.job.progress.<job>, bursar.job.state.<job>).
-var subjectType = map[string]events.Type{
-	"price": events.TypePriceObserved, "reclaim": events.TypeCapacityReclaimed,
-	"gpu": events.TypeGPUSample, "tokens": events.TypeTokensSample, "fleet": events.TypeReplicaState,
-	"decision": events.TypePlanDecided, "action": events.TypeActionUpdated, "budget": events.TypeBudgetAlert,
-	"job.progress": events.TypeJobProgress, "job.state": events.TypeJobState,
-}
-
-func typeOf(subject string) (events.Type, bool) {
-	rest, ok := strings.CutPrefix(subject, "bursar.")
-	if !ok {
-		return "", false
-	}
-	tok, after, _ := strings.Cut(rest, ".")
-	if tok == "job" {
-		kind, _, _ := strings.Cut(after, ".")
-		tok = "job." + kind
-	}
-	t, ok := subjectType[tok]
-	return t, ok
-}

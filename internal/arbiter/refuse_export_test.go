@@ -1,0 +1,54 @@
+package arbiter
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// View is a digest of everything the arbiter folds from the streams: the offers and their
+// prices, the reclaim notices, what the actuators were reported running, telemetry, and the
+// progress jobs reported. Two equal digests mean no event changed the view.
+func (s *Service) View() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "offers %+v\n", s.mk.offers.all())
+	s.mk.mu.Lock()
+	fmt.Fprintf(&b, "observed %+v at %v\nnotices %d\ninstances %v\nseen %v\n",
+		s.mk.observed, s.mk.observedAt, len(s.mk.notices), s.mk.instance, s.mk.seen)
+	s.mk.mu.Unlock()
+	s.mk.tmu.Lock()
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range s.mk.rates {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		fmt.Fprintf(&b, "rate %s %+v\n", k, *s.mk.rates[k])
+	}
+	fmt.Fprintf(&b, "util %+v\n", s.mk.util)
+	s.mk.tmu.Unlock()
+	s.mu.Lock()
+	for name, j := range s.jobs {
+		fmt.Fprintf(&b, "job %s reported %v\n", name, j.reported != nil)
+	}
+	s.mu.Unlock()
+	return b.String()
+}
+
+// Folded counts the events folded into the view, of every type.
+func (s *Service) Folded() float64 {
+	n := 0.0
+	for _, t := range []string{"price.observed", "capacity.reclaimed", "gpu.sample", "tokens.sample",
+		"replica.state", "job.progress"} {
+		n += testutil.ToFloat64(s.m.events.WithLabelValues(t))
+	}
+	return n
+}
+
+// Refused counts the events of type t the arbiter refused, for why (subject or implausible).
+func (s *Service) Refused(t, why string) float64 {
+	return testutil.ToFloat64(s.m.refused.WithLabelValues(t, why))
+}
