@@ -97,6 +97,10 @@ func (s *Service) fold(m jetstream.Msg) {
 }
 
 func (s *Service) foldEvent(e events.Event) {
+	if err := events.CheckTime(e, s.o.Clock.Now()); err != nil {
+		s.log.Warn("skipping an event dated ahead of this arbiter's clock", "id", e.Header().ID, "err", err)
+		return
+	}
 	s.m.events.WithLabelValues(string(e.EventType())).Inc()
 	switch e := e.(type) {
 	case *events.PriceObserved:
