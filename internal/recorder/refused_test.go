@@ -23,6 +23,10 @@ import (
 	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
 
+// recent is a time an hour ago: raw telemetry older than its TTL (30 days) may be dropped by any
+// merge, so the samples these tests count are recent.
+func recent() time.Time { return time.Now().UTC().Truncate(time.Second).Add(-time.Hour) }
+
 // deadLetters reads every message in DLQ.
 func deadLetters(t *testing.T, env *bustest.Env) []jetstream.Msg {
 	t.Helper()
@@ -56,7 +60,7 @@ func TestOneRefusedEventDoesNotHoldTheStream(t *testing.T) {
 	if err := st.Exec(testCtx(t), "ALTER TABLE "+st.Table("gpu_sample")+" ADD CONSTRAINT no_poison CHECK node != 'poisoned'"); err != nil {
 		t.Fatal(err)
 	}
-	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	at := recent()
 	var evs []events.Event
 	for i := range 1000 {
 		evs = append(evs, eventstest.Sweep(fmt.Sprint("node-", i), 1, at.Add(time.Duration(i)*time.Millisecond))...)
@@ -117,7 +121,7 @@ func TestARefusedEventOfABatchMessageSetsAsideOnlyThatMessage(t *testing.T) {
 	if err := st.Exec(testCtx(t), "ALTER TABLE "+st.Table("gpu_sample")+" ADD CONSTRAINT cool CHECK temperature_c < 90"); err != nil {
 		t.Fatal(err)
 	}
-	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	at := recent()
 	sweep := eventstest.Sweep("node-a", 8, at)
 	hot := sweep[5].(*events.GPUSample)
 	hot.TemperatureC = 95 // valid (up to 150), refused by this store
@@ -173,7 +177,7 @@ func TestAFailingStoreIsWaitedForNotSetAside(t *testing.T) {
 			env, st := bustest.Start(t), storetest.New(t)
 			f := &failing{Store: st, err: fmt.Errorf("inserting into bursar.gpu_sample: %w", tt.err)}
 			f.left.Store(5)
-			evs := eventstest.Sweep("node-a", 50, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+			evs := eventstest.Sweep("node-a", 50, recent())
 			publish(t, env, evs)
 			reg := prometheus.NewRegistry()
 			r := New(env.JS, f, Config{Streams: []string{bus.Telemetry}, Registerer: reg, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})

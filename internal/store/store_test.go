@@ -149,7 +149,9 @@ func TestStatementErrorsCarryTheCode(t *testing.T) {
 func TestInsertOfRowsTheStoreCannotHoldIsRefused(t *testing.T) {
 	s := storetest.New(t)
 	const cols = "id, at, version, location, node, uuid, `index`, model, utilization_pct, memory_used_bytes, memory_total_bytes, power_w, temperature_c"
-	good := "g1\t1767323040.123\t1.0\tl\tn\tu\t0\tH100\t50\t1\t2\t300\t60\n"
+	// Recent: gpu_sample keeps raw rows for 30 days, and a merge may drop older ones at any time.
+	now := fmt.Sprint(time.Now().Unix())
+	good := "g1\t" + now + ".123\t1.0\tl\tn\tu\t0\tH100\t50\t1\t2\t300\t60\n"
 	if err := s.Exec(ctx(t), "ALTER TABLE "+s.Table("gpu_sample")+" ADD CONSTRAINT no_poison CHECK node != 'poison'"); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func TestInsertOfRowsTheStoreCannotHoldIsRefused(t *testing.T) {
 		wantCode  int
 	}{
 		{"a time ClickHouse reads as a year", "b1\t9999.999\t1.0\tl\tn\tu\t0\tH100\t50\t1\t2\t300\t60\n", 41},
-		{"a constraint", "b2\t1767323040.123\t1.0\tl\tpoison\tu\t0\tH100\t50\t1\t2\t300\t60\n", 469},
+		{"a constraint", "b2\t" + now + ".123\t1.0\tl\tpoison\tu\t0\tH100\t50\t1\t2\t300\t60\n", 469},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
