@@ -43,11 +43,13 @@ type loop struct {
 	dec     *decoder
 	series  *series
 
-	sizes     map[events.Type]int  // each table's block size in the last batch: the next one's capacity
-	batched   mark                 // the last message put in a batch
-	stored    atomic.Pointer[mark] // the last message whose batch is in the store
-	delivered int                  // messages read
-	acked     int                  // messages acked
+	sizes   map[events.Type]int  // each table's block size in the last batch: the next one's capacity
+	batched mark                 // the last message put in a batch
+	stored  atomic.Pointer[mark] // the last message whose batch is in the store
+	// delivered counts the messages read (by cut) and acked those acked (by commitAll, in its
+	// own goroutine); both goroutines set the lag from them.
+	delivered atomic.Int64
+	acked     atomic.Int64
 	// delivery is the consumer sequence of the last delivery read: the server numbers every
 	// delivery, so a jump says one was lost on its way (see gap).
 	delivery uint64
@@ -209,7 +211,7 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 	b.msgs = append(b.msgs, m)
 	b.n++
 	l.batched = mark{seq: md.Sequence.Stream, at: md.Timestamp}
-	l.delivered++
+	l.delivered.Add(1)
 	evs, err := l.decode(m)
 	if err != nil {
 		b.events++
@@ -303,7 +305,7 @@ func (l *loop) send(ctx context.Context, full chan<- *batch, b *batch) bool {
 	for t, r := range b.rows {
 		l.sizes[t] = len(r.b) + len(r.b)/8
 	}
-	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered-l.acked))
+	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered.Load()-l.acked.Load()))
 	select {
 	case full <- b:
 		return true
@@ -357,9 +359,9 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 			break
 		}
 	}
-	l.acked += b.n
+	l.acked.Add(int64(b.n))
 	l.r.metrics.acked.WithLabelValues(l.stream).Add(float64(b.n))
-	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered-l.acked))
+	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered.Load()-l.acked.Load()))
 	return nil
 }
 
