@@ -228,6 +228,13 @@ func (m *market) gpu(e *events.GPUSample) {
 // staleAfter is how old a telemetry sample may be and still count as current demand.
 const staleAfter = 5 * time.Minute
 
+// current says whether a sample made at at counts as current demand at now: no older than
+// staleAfter, and not dated ahead of now by more than events.MaxSkew (a wrong clock or a
+// forgery, which would otherwise count as current until its time had passed).
+func current(at, now time.Time) bool {
+	return now.Sub(at) <= staleAfter && !at.After(now.Add(events.MaxSkew))
+}
+
 // demand is how many ready replicas w's traffic needs now, from its scaling metric; 0 when there
 // is no metric or no current sample. m.mu is held (it reads where w runs); it takes tmu.
 func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
@@ -241,7 +248,7 @@ func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
 	switch s.Metric {
 	case fleet.MetricTokens, fleet.MetricRequests:
 		for _, r := range m.rates {
-			if r.workload != w.Name || now.Sub(r.at) > staleAfter {
+			if r.workload != w.Name || !current(r.at, now) {
 				continue
 			}
 			seen = true
@@ -256,7 +263,7 @@ func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
 		// workload runs in stands in for its own, scaled by its ready replicas.
 		sum, n := 0.0, 0
 		for _, u := range m.util {
-			if now.Sub(u.at) <= staleAfter && m.runsAt(w.Name, u.location) {
+			if current(u.at, now) && m.runsAt(w.Name, u.location) {
 				sum, n = sum+u.pct, n+1
 			}
 		}

@@ -32,6 +32,11 @@ func (s *Service) take(e events.Event, subject string) error {
 		s.m.refused.WithLabelValues(string(e.EventType()), "subject").Inc()
 		return fmt.Errorf("%w: %w", errRefused, err)
 	}
+	if err := events.CheckTime(e, s.o.Clock.Now()); err != nil {
+		// The recorder dead-letters it (it checks the same rule); here it is only not acted on.
+		s.log.Warn("skipping an event dated ahead of this arbiter's clock", "id", e.Header().ID, "err", err)
+		return nil
+	}
 	if err := s.foldEvent(e); err != nil {
 		return err
 	}

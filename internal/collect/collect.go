@@ -112,7 +112,7 @@ func (c *Collector) RunOnce(ctx context.Context, job Job, at time.Time, snapshot
 		return 0, err
 	}
 	c.metrics.success(name, at, cat)
-	n, err := c.publish(ctx, name, cat, snapshot)
+	n, err := c.publish(ctx, name, cat, at, snapshot)
 	c.metrics.addPublished(name, n)
 	if err != nil {
 		c.failed(ctx, job, err)
@@ -165,8 +165,9 @@ func (c *Collector) checkNotEmpty(name string, cat pricing.Catalog) error {
 
 // publish sends an event for every offer whose price differs from the last one published
 // (every offer on a snapshot), all in one PublishBatch. The offers are remembered as published
-// only once the batch is, so a failure is repaired by the next run.
-func (c *Collector) publish(ctx context.Context, name string, cat pricing.Catalog, snapshot bool) (int, error) {
+// only once the batch is, so a failure is repaired by the next run. An offer observed more than
+// events.MaxSkew after the run's time (a source's clock, or data dated ahead) is refused.
+func (c *Collector) publish(ctx context.Context, name string, cat pricing.Catalog, at time.Time, snapshot bool) (int, error) {
 	c.mu.Lock()
 	prev := c.stateOf(name).published
 	c.mu.Unlock()
@@ -180,7 +181,7 @@ func (c *Collector) publish(ctx context.Context, name string, cat pricing.Catalo
 			continue
 		}
 		e := Event(o)
-		if err := events.Validate(events.Stamp(e)); err != nil {
+		if err := events.ValidateAt(events.Stamp(e), at); err != nil {
 			return 0, fmt.Errorf("publishing %s: %w", k, err)
 		}
 		changed, evs = append(changed, o), append(evs, e)

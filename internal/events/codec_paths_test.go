@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -126,7 +127,8 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestEncodeKeepsEncodingJSONErrors: what appendEvent cannot write fails as json.Marshal fails.
+// TestEncodeKeepsEncodingJSONErrors: what appendEvent cannot write fails as json.Marshal fails
+// (and Validate refuses it first).
 func TestEncodeKeepsEncodingJSONErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -144,8 +146,12 @@ func TestEncodeKeepsEncodingJSONErrors(t *testing.T) {
 			if want == nil {
 				t.Fatal("json.Marshal succeeded; the case tests nothing")
 			}
-			if _, err := Encode(tt.e); err == nil || err.Error() != want.Error() {
-				t.Errorf("Encode error = %v, want json.Marshal's %v", err, want)
+			if got, ok := appendEvent(nil, tt.e); ok {
+				t.Errorf("appendEvent wrote %s where json.Marshal fails with %v", got, want)
+			}
+			// Encode refuses it before either writes: no event may carry a year past 2099.
+			if _, err := Encode(tt.e); !errors.Is(err, ErrOutOfRange) {
+				t.Errorf("Encode error = %v, want ErrOutOfRange", err)
 			}
 		})
 	}

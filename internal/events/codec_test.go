@@ -138,6 +138,13 @@ func TestDecodeRejects(t *testing.T) {
 		{"non-UTC time", events.TypeGPUSample, set("at", "2026-11-30T08:00:00+02:00"), events.ErrOutOfRange, "at"},
 		{"zero time", events.TypeGPUSample, set("at", "0001-01-01T00:00:00Z"), events.ErrMissingField, "at"},
 		{"time not a time", events.TypeGPUSample, set("at", "yesterday"), events.ErrMalformed, ""},
+		// Issue 27: ClickHouse could not read this one (code 41) and the recorder stopped on it.
+		{"time in the first hours of 1970", events.TypeGPUSample, set("at", "1970-01-01T00:00:00.5Z"), events.ErrOutOfRange, "at"},
+		{"time before 2000", events.TypeGPUSample, set("at", "1999-12-31T23:59:59.999Z"), events.ErrOutOfRange, "at"},
+		{"time in 2100", events.TypeTokensSample, set("at", "2100-01-01T00:00:00Z"), events.ErrOutOfRange, "at"},
+		{"deadline past what the store holds", events.TypeCapacityReclaimed, set("deadline", "2300-01-01T00:00:00Z"), events.ErrOutOfRange, "deadline"},
+		{"job deadline in 2200", events.TypeJobState, set("deadline", "2200-01-01T00:00:00Z"), events.ErrOutOfRange, "deadline"},
+		{"budget period in 1969", events.TypeBudgetAlert, set("period_start", "1969-12-01T00:00:00Z"), events.ErrOutOfRange, "period_start"},
 		{"negative tokens", events.TypeTokensSample, set("prompt_tokens", -3), events.ErrOutOfRange, "prompt_tokens"},
 		{"unknown server", events.TypeTokensSample, set("server", "ollama?"), events.ErrOutOfRange, "server"},
 		{"deadline before notice", events.TypeCapacityReclaimed, set("deadline", "2020-01-01T00:00:00Z"), events.ErrOutOfRange, "deadline"},

@@ -52,6 +52,9 @@ func (c *check) time(field string, t time.Time) {
 		c.fail(field, ErrMissingField, "must be a non-zero time")
 	case t.Location() != time.UTC:
 		c.fail(field, ErrOutOfRange, "must be in UTC (end with Z), got %s", t.Format(time.RFC3339))
+	case t.Before(MinTime) || !t.Before(MaxTime):
+		c.fail(field, ErrOutOfRange, "must be from %s to before %s (what the history holds), got %s",
+			stamp(MinTime), stamp(MaxTime), stamp(t))
 	}
 }
 
@@ -69,7 +72,45 @@ func (c *check) market(field string, m Market) {
 	c.oneOf(field, string(m), string(Spot), string(OnDemand), string(Reserved))
 }
 
-// Validate checks an event's envelope and fields. The error names the first bad field.
+// The times an event may carry. Every time field lies in [MinTime, MaxTime), checked by Validate:
+// well inside what the history store holds (DateTime64(3) holds 1900-2299, and the hourly rollups'
+// DateTime, which at is converted to, 1970 to 2106-02-07), and nothing Bursar observes is older.
+// The envelope's at, when the fact was observed, lies at most MaxSkew after the reader's clock,
+// checked by CheckTime (and ValidateAt) where a clock is at hand: a time in the future is a wrong
+// clock or a forgery, and would count as current for as long as it lies ahead. There is no bound
+// into the past beyond MinTime: readers treat old samples as stale, and the history keeps them.
+var (
+	MinTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxTime = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// MaxSkew is how far an event's at may lie ahead of the clock of the part that reads or sends it:
+// room for clocks that disagree by far more than NTP lets them, and less than the staleness limits
+// that decide what is current (the arbiter counts telemetry up to 5 min old).
+const MaxSkew = 2 * time.Minute
+
+// CheckTime checks an event's at against a clock: it refuses one more than MaxSkew after now. The
+// event is otherwise taken as valid (Decode and DecodeAll have validated it).
+func CheckTime(e Event, now time.Time) error {
+	at := e.Header().At
+	if limit := now.Add(MaxSkew); at.After(limit) {
+		return &Error{Type: e.EventType(), Field: "at", Err: ErrOutOfRange, Detail: fmt.Sprintf(
+			"must be at most %v after now (by this clock: no later than %s), got %s: check the sender's clock",
+			MaxSkew, stamp(limit), stamp(at))}
+	}
+	return nil
+}
+
+// ValidateAt is Validate and CheckTime: for a part that sends or reads events by a clock.
+func ValidateAt(e Event, now time.Time) error {
+	if err := Validate(e); err != nil {
+		return err
+	}
+	return CheckTime(e, now)
+}
+
+// Validate checks an event's envelope and fields, times against the absolute range [MinTime,
+// MaxTime) only: it reads no clock. The error names the first bad field.
 func Validate(e Event) error {
 	c := &check{t: e.EventType()}
 	m := e.Header()

@@ -9,8 +9,13 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/yamlstrict"
 )
+
+// maxDeadlineIn bounds deadline_in, so that a job's deadline stays a time its events carry
+// (before events.MaxTime).
+const maxDeadlineIn = 10 * 365 * 24 * time.Hour
 
 // Workload kinds.
 const (
@@ -81,6 +86,12 @@ func (j *Job) check(at func(...any) []any) error {
 		return fail("give exactly one of deadline_at (an RFC 3339 time) or deadline_in (a duration from submission)", at("job", "deadline_in")...)
 	case j.DeadlineIn < 0:
 		return fail("want a duration from submission, more than 0", at("job", "deadline_in")...)
+	case j.DeadlineIn > maxDeadlineIn:
+		return fail(fmt.Sprintf("want at most %s (10 years) from submission", maxDeadlineIn), at("job", "deadline_in")...)
+	case !j.DeadlineAt.IsZero() && (j.DeadlineAt.Before(events.MinTime) || !j.DeadlineAt.Before(events.MaxTime)):
+		return fail(fmt.Sprintf("want a time from %s to before %s (what a job's events carry), got %s",
+			events.MinTime.Format(time.RFC3339), events.MaxTime.Format(time.RFC3339), j.DeadlineAt.Format(time.RFC3339)),
+			at("job", "deadline_at")...)
 	case j.DeadlineIn > 0 && j.DeadlineIn < j.Work:
 		return fail(fmt.Sprintf("deadline_in %s is shorter than the work %s; the job cannot finish in time", j.DeadlineIn, j.Work),
 			at("job", "deadline_in")...)

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -77,20 +78,25 @@ func TestBatchesAreRecordedRowByRow(t *testing.T) {
 	}
 }
 
-func TestABatchWithAnUnstorableEventStoresTheOthersAndDeadLettersIt(t *testing.T) {
+// TestABatchWithAnEventOutOfTimeRangeGoesToDLQ: a batch message whose event carries a time the
+// history cannot hold (DateTime64 ends in 2299), from a publisher that does not validate, is
+// refused whole at decode, as any batch with an invalid event, and goes to DLQ naming the event.
+func TestABatchWithAnEventOutOfTimeRangeGoesToDLQ(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
 	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 	sweep := eventstest.Sweep("node-a", 3, at)
-	far := eventstest.Sweep("node-a", 3, time.Date(2350, 1, 1, 0, 0, 0, 0, time.UTC))[1] // DateTime64 ends in 2299
-	sweep[1] = far
-	publishBatch(t, env, sweep)
+	sweep[1].Header().At = time.Date(2050, 1, 1, 0, 0, 0, 0, time.UTC)
+	data := bytes.Replace(eventstest.Batch(t, sweep), []byte("2050-01-01T00:00:00Z"), []byte("2350-01-01T00:00:00Z"), 1)
+	if _, err := env.JS.Publish(testCtx(t), sweep[0].Subject(), data); err != nil {
+		t.Fatal(err)
+	}
 	stop := start(t, env, st, Config{Streams: []string{bus.Telemetry}})
 	settled(t, env, "recorder", bus.Telemetry)
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryInt(t, st, "SELECT count() AS n FROM "+st.Table("gpu_sample")); got != 2 {
-		t.Errorf("gpu_sample holds %d rows, want the 2 storable ones", got)
+	if got := queryInt(t, st, "SELECT count() AS n FROM "+st.Table("gpu_sample")); got != 0 {
+		t.Errorf("gpu_sample holds %d rows of a batch refused at decode", got)
 	}
 	cons, err := env.JS.OrderedConsumer(testCtx(t), bus.DLQ, jetstream.OrderedConsumerConfig{})
 	if err != nil {
@@ -100,7 +106,7 @@ func TestABatchWithAnUnstorableEventStoresTheOthersAndDeadLettersIt(t *testing.T
 	if err != nil {
 		t.Fatalf("nothing in DLQ: %v", err)
 	}
-	if r := m.Headers().Get(bus.HeaderReason); !strings.Contains(r, "events[1] "+far.Header().ID) || !strings.Contains(r, "2299") {
-		t.Errorf("DLQ reason %q does not name events[1] and why", r)
+	if r := m.Headers().Get(bus.HeaderReason); !strings.Contains(r, "events[1].at") || !strings.Contains(r, "2350-01-01T00:00:00Z") {
+		t.Errorf("DLQ reason %q does not name events[1].at and its value", r)
 	}
 }

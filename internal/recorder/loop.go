@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,11 +43,13 @@ type loop struct {
 	dec     *decoder
 	series  *series
 
-	sizes     map[events.Type]int  // each table's block size in the last batch: the next one's capacity
-	batched   mark                 // the last message put in a batch
-	stored    atomic.Pointer[mark] // the last message whose batch is in the store
-	delivered int                  // messages read
-	acked     int                  // messages acked
+	sizes   map[events.Type]int  // each table's block size in the last batch: the next one's capacity
+	batched mark                 // the last message put in a batch
+	stored  atomic.Pointer[mark] // the last message whose batch is in the store
+	// delivered counts the messages read (by cut) and acked those acked (by commitAll, in its
+	// own goroutine); both goroutines set the lag from them.
+	delivered atomic.Int64
+	acked     atomic.Int64
 	// delivery is the consumer sequence of the last delivery read: the server numbers every
 	// delivery, so a jump says one was lost on its way (see gap).
 	delivery uint64
@@ -208,7 +211,7 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 	b.msgs = append(b.msgs, m)
 	b.n++
 	l.batched = mark{seq: md.Sequence.Stream, at: md.Timestamp}
-	l.delivered++
+	l.delivered.Add(1)
 	evs, err := l.decode(m)
 	if err != nil {
 		b.events++
@@ -222,6 +225,7 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 		b.rows[t] = r
 	}
 	var failed []string
+	before := b.count[t]
 	for i, e := range evs {
 		x := l.series.extra(e)
 		if err := encode(r, e, &x); err != nil {
@@ -229,6 +233,9 @@ func (l *loop) add(ctx context.Context, b *batch, m jetstream.Msg, md *jetstream
 			continue
 		}
 		b.count[t]++
+	}
+	if n := b.count[t] - before; n > 0 {
+		r.spans = append(r.spans, span{msg: len(b.msgs) - 1, rows: n})
 	}
 	if len(failed) > 0 {
 		return l.deadLetter(ctx, m, "store: "+strings.Join(failed, "; "))
@@ -246,10 +253,29 @@ func (l *loop) decode(m jetstream.Msg) ([]events.Event, error) {
 	if err == nil {
 		err = events.CheckSubject(evs[0].EventType(), m.Subject())
 	}
+	if err == nil {
+		err = notAhead(evs, time.Now())
+	}
 	if err != nil {
 		return nil, errors.New("decode: " + err.Error())
 	}
 	return evs, nil
+}
+
+// notAhead refuses events dated more than events.MaxSkew after now: a wrong clock or a forgery,
+// which would stand in the history as the latest sample of its series until its time came. The
+// recorder's clock is the wall clock; events are recorded after they are sent, so one that was
+// not ahead when sent is not ahead when recorded, however late.
+func notAhead(evs []events.Event, now time.Time) error {
+	for i, e := range evs {
+		if err := events.CheckTime(e, now); err != nil {
+			if len(evs) > 1 {
+				return fmt.Errorf("events[%d]: %w", i, err)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // eventAt names event i of a message in a DLQ reason; nothing when it came alone.
@@ -279,7 +305,7 @@ func (l *loop) send(ctx context.Context, full chan<- *batch, b *batch) bool {
 	for t, r := range b.rows {
 		l.sizes[t] = len(r.b) + len(r.b)/8
 	}
-	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered-l.acked))
+	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered.Load()-l.acked.Load()))
 	select {
 	case full <- b:
 		return true
@@ -311,7 +337,11 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 	// The first message's time tells a batch from one cut at the same sequences before the
 	// stream lost messages and numbered new ones the same.
 	token := fmt.Sprintf("%s:%d-%d:%d", l.durable, b.first, b.last, b.start.UnixNano())
-	if err := l.insertAll(ctx, b, token); err != nil {
+	refused, err := l.insertAll(ctx, b, token)
+	if err != nil {
+		return err
+	}
+	if err := l.setAside(ctx, b, refused); err != nil {
 		return err
 	}
 	if l.r.cfg.crashAfter != 0 {
@@ -329,17 +359,18 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 			break
 		}
 	}
-	l.acked += b.n
+	l.acked.Add(int64(b.n))
 	l.r.metrics.acked.WithLabelValues(l.stream).Add(float64(b.n))
-	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered-l.acked))
+	l.r.metrics.lag.WithLabelValues(l.stream).Set(float64(b.pending) + float64(l.delivered.Load()-l.acked.Load()))
 	return nil
 }
 
 // insertAll inserts the batch's tables side by side, each retried until it commits: ClickHouse
 // parses each insert on its own, so a batch of GPU and token samples takes about the time of its
 // larger table instead of both. Each insert carries the batch's token, so any of them repeated
-// after a crash is dropped.
-func (l *loop) insertAll(ctx context.Context, b *batch, token string) error {
+// after a crash is dropped. A table whose rows the store refuses (store.Refused) is inserted
+// without the rows at fault (see isolate), which are returned.
+func (l *loop) insertAll(ctx context.Context, b *batch, token string) ([]refusal, error) {
 	var todo []events.Type
 	for _, t := range events.Types { // a fixed order
 		if b.rows[t] != nil {
@@ -350,20 +381,37 @@ func (l *loop) insertAll(ctx context.Context, b *batch, token string) error {
 		todo = todo[:n] // a simulated crash once the first n tables committed
 	}
 	errs := make([]error, len(todo))
+	refused := make([][]refusal, len(todo))
 	var wg sync.WaitGroup
 	for i, t := range todo {
 		wg.Go(func() {
 			tbl, r := tables[t], b.rows[t]
-			errs[i] = l.retry(ctx, "inserting into ClickHouse", func(ctx context.Context) error {
-				return l.r.store.Insert(ctx, tbl.name, tbl.columns, token, r.b)
-			})
+			refused[i], errs[i] = l.insertTable(ctx, tbl, r, token)
 			if errs[i] == nil {
-				l.r.metrics.rows.WithLabelValues(tbl.name).Add(float64(b.count[t]))
+				l.r.metrics.rows.WithLabelValues(tbl.name).Add(float64(b.count[t] - len(refused[i])))
 			}
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return slices.Concat(refused...), errors.Join(errs...)
+}
+
+// insert inserts rows into tbl, retrying while the store fails, until it commits or refuses the
+// rows (a store.Refused error, returned at once: the same rows are refused however often sent).
+func (l *loop) insert(ctx context.Context, tbl *table, token string, rows []byte) error {
+	var refused error
+	err := l.retry(ctx, "inserting into ClickHouse", func(ctx context.Context) error {
+		err := l.r.store.Insert(ctx, tbl.name, tbl.columns, token, rows)
+		if store.Refused(err) {
+			refused = err
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return refused
 }
 
 // retry runs op until it succeeds or ctx ends, backing off between attempts with jitter, so

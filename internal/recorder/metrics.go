@@ -11,6 +11,8 @@ type metrics struct {
 	failures *prometheus.CounterVec
 	resets   *prometheus.CounterVec
 	stalls   *prometheus.CounterVec
+	split    *prometheus.CounterVec
+	refused  *prometheus.CounterVec
 }
 
 const resetsHelp = "Consumers restarted because their stream lost messages they had read, or numbered new ones with their sequences (a damaged store)."
@@ -33,9 +35,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: resetsHelp}, []string{"stream"}),
 		stalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_stalls_total",
 			Help: "Reads started over because the consumer held messages but nobody was pulling them (a lost pull request), or a delivery was lost on its way."}, []string{"stream"}),
+		split: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_refused_batches_total",
+			Help: "Batches ClickHouse refused for their rows (a value it cannot read or hold), split to store the others."}, []string{"stream"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_refused_messages_total",
+			Help: "Messages sent to DLQ because ClickHouse refused their rows; the rest of their batch was stored."}, []string{"stream"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.resets, m.stalls)
+		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.resets, m.stalls, m.split, m.refused)
 	}
 	return m
 }

@@ -20,6 +20,13 @@
 // While ClickHouse is down or failing, the loop keeps the batch, retries with backoff, stops
 // consuming (so the lag grows in JetStream, not in memory), logs once when inserts start
 // failing and once when they recover, and exports the lag as bursar_recorder_lag_messages.
+// One message never holds a stream: a message that does not decode, whose events are invalid or
+// dated more than events.MaxSkew ahead, goes to DLQ; and when ClickHouse refuses a batch's rows
+// themselves (store.Refused: a value it cannot read or hold, a constraint), which no retry can
+// fix, the batch is split until the refused rows are found, their messages go to DLQ with the
+// store's reason, and the rest is stored and acked (bursar_recorder_refused_messages_total).
+// Every other failure, a store that is down, overloaded or failing without saying why, is waited
+// out.
 package recorder
 
 import (

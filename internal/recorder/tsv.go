@@ -8,7 +8,15 @@ import (
 
 // row appends one TabSeparated row. Strings are escaped so a row never spans lines and a batch
 // never holds an empty line (libchdb ends an INSERT's inline data at the first empty line).
-type row struct{ b []byte }
+// A batch's row of a table holds all its rows; spans says which message wrote which of them.
+type row struct {
+	b     []byte
+	spans []span
+}
+
+// span is a run of rows that one message of the batch wrote: its index in batch.msgs and how
+// many rows, following the previous span's.
+type span struct{ msg, rows int }
 
 func (r *row) sep() { r.b = append(r.b, '\t') }
 

@@ -241,3 +241,37 @@ func TestSplitStatements(t *testing.T) {
 		t.Fatalf("splitStatements = %q, want %q", got, want)
 	}
 }
+
+// TestRefused: only a refusal of the rows themselves is Refused; a store that is down, slow, read
+// only or failing without a code, and a statement that fails whatever its rows, are not.
+func TestRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"datetime", fmt.Errorf("inserting into bursar.gpu_sample: %w", &Error{Code: 41, Message: "Cannot read DateTime"}), true},
+		{"parse", &Error{Code: 27}, true},
+		{"constraint", &Error{Code: 469}, true},
+		{"unavailable", errors.Join(ErrUnavailable, io.EOF), false},
+		{"deadline", context.DeadlineExceeded, false},
+		{"too many parts", &Error{Code: 252}, false},
+		{"read only", &Error{Code: 242}, false},
+		{"no code", &Error{Message: "std::exception"}, false},
+		{"a plain error", errors.New("soak: the history store refuses writes"), false},
+		{"syntax error", &Error{Code: 62}, false},
+		{"unknown table", &Error{Code: 60}, false},
+		{"unknown column", &Error{Code: 16}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Refused(tc.err); got != tc.want {
+				t.Errorf("Refused(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+			if Refused(tc.err) && Transient(tc.err) {
+				t.Errorf("%v is both refused and transient", tc.err)
+			}
+		})
+	}
+}

@@ -65,6 +65,40 @@ func Transient(err error) bool {
 	return false
 }
 
+// refusedCodes are ClickHouse exception codes that say the rows of an insert cannot be stored as
+// they are: a value the column's type cannot read or hold, or one a table constraint forbids. The
+// same rows are refused again however often they are sent, and the other rows of the insert are
+// not at fault. Failures of the statement itself (a syntax error, an unknown table or column: a
+// schema that does not match the binary) are not here: they fail every row alike, and the
+// recorder must hold, not dead-letter its whole stream.
+var refusedCodes = map[int]bool{
+	6:   true, // CANNOT_PARSE_TEXT
+	26:  true, // CANNOT_PARSE_QUOTED_STRING
+	27:  true, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+	38:  true, // CANNOT_PARSE_DATE
+	41:  true, // CANNOT_PARSE_DATETIME
+	53:  true, // TYPE_MISMATCH
+	69:  true, // ARGUMENT_OUT_OF_BOUND
+	70:  true, // CANNOT_CONVERT_TYPE
+	72:  true, // CANNOT_PARSE_NUMBER
+	117: true, // INCORRECT_DATA
+	131: true, // TOO_LARGE_STRING_SIZE
+	321: true, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
+	349: true, // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
+	407: true, // DECIMAL_OVERFLOW
+	469: true, // VIOLATED_CONSTRAINT
+	691: true, // UNKNOWN_ELEMENT_OF_ENUM
+}
+
+// Refused reports whether ClickHouse refused the data of a statement, not the statement or its
+// own state: retrying the same rows can never succeed, and rows without the bad ones may. Only
+// the codes above count; every other failure, a store that is down or one the engine does not
+// explain (no code) included, may pass and is not Refused.
+func Refused(err error) bool {
+	var ce *Error
+	return errors.As(err, &ce) && refusedCodes[ce.Code]
+}
+
 var codeRE = regexp.MustCompile(`^Code: (\d+)\. `)
 
 // wrapEngineError turns engine-specific errors into *Error or ErrUnavailable.

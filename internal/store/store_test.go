@@ -141,3 +141,40 @@ func TestStatementErrorsCarryTheCode(t *testing.T) {
 		})
 	}
 }
+
+// TestInsertOfRowsTheStoreCannotHoldIsRefused: what the real engine says for rows it cannot read
+// (the time of issue 27, written as seconds that ClickHouse takes for a year) or that break a
+// table's constraint is Refused, so the recorder can set those rows aside; the rest of an insert
+// is stored without them.
+func TestInsertOfRowsTheStoreCannotHoldIsRefused(t *testing.T) {
+	s := storetest.New(t)
+	const cols = "id, at, version, location, node, uuid, `index`, model, utilization_pct, memory_used_bytes, memory_total_bytes, power_w, temperature_c"
+	// Recent: gpu_sample keeps raw rows for 30 days, and a merge may drop older ones at any time.
+	now := fmt.Sprint(time.Now().Unix())
+	good := "g1\t" + now + ".123\t1.0\tl\tn\tu\t0\tH100\t50\t1\t2\t300\t60\n"
+	if err := s.Exec(ctx(t), "ALTER TABLE "+s.Table("gpu_sample")+" ADD CONSTRAINT no_poison CHECK node != 'poison'"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, row string
+		wantCode  int
+	}{
+		{"a time ClickHouse reads as a year", "b1\t9999.999\t1.0\tl\tn\tu\t0\tH100\t50\t1\t2\t300\t60\n", 41},
+		{"a constraint", "b2\t" + now + ".123\t1.0\tl\tpoison\tu\t0\tH100\t50\t1\t2\t300\t60\n", 469},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Insert(ctx(t), "gpu_sample", cols, fmt.Sprint("refused-", i), []byte(good+tc.row))
+			var ce *store.Error
+			if !errors.As(err, &ce) || ce.Code != tc.wantCode || !store.Refused(err) || store.Transient(err) {
+				t.Fatalf("Insert = %v, want a refusal with code %d", err, tc.wantCode)
+			}
+		})
+	}
+	if err := s.Insert(ctx(t), "gpu_sample", cols, "good", []byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, s, "SELECT count() AS n FROM "+s.Table("gpu_sample")); got != 1 {
+		t.Errorf("rows = %d, want the good one alone", got)
+	}
+}
