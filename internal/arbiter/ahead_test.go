@@ -59,9 +59,9 @@ func TestAnEventDatedAheadIsNotFolded(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	s := &Service{o: Options{Clock: standing(now)}, log: slog.New(slog.DiscardHandler), m: newMetrics(nil),
 		mk: newMarket(&fleet.Config{})}
-	s.foldEvent(gpuAt(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), "ahead", 100))
-	s.foldEvent(tokensAt(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), "r1", 1e6, 10))
-	s.foldEvent(gpuAt(now.Add(events.MaxSkew), "within", 50))
+	take(t, s, gpuAt(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), "ahead", 100))
+	take(t, s, tokensAt(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), "r1", 1e6, 10))
+	take(t, s, gpuAt(now.Add(events.MaxSkew), "within", 50))
 	if _, ok := s.mk.util["a/n/ahead"]; ok {
 		t.Error("the gpu.sample dated 2099 was folded")
 	}
@@ -70,5 +70,13 @@ func TestAnEventDatedAheadIsNotFolded(t *testing.T) {
 	}
 	if _, ok := s.mk.util["a/n/within"]; !ok {
 		t.Error("the gpu.sample within the skew was not folded")
+	}
+}
+
+// take hands e to the service as a message on its own subject would.
+func take(t *testing.T, s *Service, e events.Event) {
+	t.Helper()
+	if err := s.take(e, e.Subject()); err != nil {
+		t.Fatalf("take %s: %v", e.EventType(), err)
 	}
 }
