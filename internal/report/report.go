@@ -75,7 +75,8 @@ type Options struct {
 	By     []Dim
 	Filter Filter
 	// Now is the time of the report: the interval still open after a series' latest sample is
-	// counted up to Now (or to the window's end, whichever is first).
+	// counted up to the fleet's latest replica.state report before Now (or the window's end,
+	// whichever is first), never to Now itself.
 	Now time.Time
 	// Fleet, when given, maps locations to regions and says where each workload may run.
 	Fleet *fleet.Config
