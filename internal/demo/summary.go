@@ -183,7 +183,7 @@ func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h
 			}
 		}
 		row := cli.Row{"workload": w.Name, "min_replicas": int64(w.Replicas.Min),
-			report.AvailableColumn(""): h.available[report.AvailableColumn("")][w.Name],
+			report.AvailableColumn(""):    h.available[report.AvailableColumn("")][w.Name],
 			report.AvailableColumn("min"): h.available[report.AvailableColumn("min")][w.Name], "usd": round(usd, 2),
 			"on_demand_usd": round(od, 2), "egress_usd": round(egress, 2), "saving_pct": pct(od-usd-egress, od), "m_tokens": round(tok, 2),
 			"usd_per_m_tokens": round(usd/math.Max(tok, 1e-12), 4)}
