@@ -31,7 +31,7 @@ func (f *reportFlags) bind(cmd *cobra.Command, defaultBy string, chart bool) {
 	fl.StringVar(&f.since, "since", "", "start of the window: RFC 3339 or a date (UTC)")
 	fl.StringVar(&f.until, "until", "", "end of the window (default now)")
 	fl.StringVar(&f.period, "period", "", "length of the window ending at --until, e.g. 24h, 7d, 2w (default 7d)")
-	fl.StringVar(&f.by, "by", defaultBy, "group by: workload, location, provider, region, market, gpu (comma-separated)")
+	fl.StringVar(&f.by, "by", defaultBy, "group by: workload, location, provider, region, market, gpu, team (comma-separated; region and team come from --fleet)")
 	fl.StringArrayVar(&f.filters, "filter", nil, "keep only dimension=value[,value...], e.g. --filter provider=aws (repeatable)")
 	fl.StringVar(&f.fleetFile, "fleet", "bursar.yaml", "fleet file: locations' regions and where workloads may run")
 	cli.OutputFlag(cmd, &f.output, report.Formats...)
@@ -64,8 +64,12 @@ func (f *reportFlags) options(now time.Time, needFleet bool) (report.Options, er
 		return report.Options{}, err
 	}
 	o := report.Options{Window: w, By: by, Filter: filter, Now: now, Basis: basis}
-	if o.Fleet, err = loadFleet(f.fleetFile, needFleet); err != nil {
+	why := o.NeedsFleet()
+	if o.Fleet, err = loadFleet(f.fleetFile, needFleet || why != ""); err != nil {
 		return report.Options{}, err
+	}
+	if why != "" && o.Fleet == nil {
+		return report.Options{}, fmt.Errorf("%s", why)
 	}
 	return o, nil
 }

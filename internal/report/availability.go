@@ -123,7 +123,7 @@ func availabilityKey(s groupState, o Options) []string {
 	if provider == "" {
 		provider = o.provider(s.Location)
 	}
-	if !o.Filter.keep(Region, o.region(s.Location)) {
+	if !o.Filter.keep(Region, o.region(s.Location)) || !o.Filter.keep(Team, o.team(s.Workload)) {
 		return nil
 	}
 	vals := make([]string, len(o.By))

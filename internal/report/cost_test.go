@@ -5,13 +5,15 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/bursar-dev/bursar/internal/store/storetest"
 	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
 
 // got renders each row as its string columns (the dimensions; basis only when asked for among
@@ -266,5 +268,37 @@ func TestCostStopsWhereTheHistoryStops(t *testing.T) {
 		if g != want {
 			t.Errorf("run %d: got\n%s\nwant\n%s", i, g, want)
 		}
+	}
+}
+
+// TestCostByTeam checks that --by team and --filter team=… group and keep spend by the team the
+// fleet file gives each workload.
+func TestCostByTeam(t *testing.T) {
+	st := history(t)
+	seedReplicas(t, st, replicaSample{"09:00", "batch", "aws-use1", "aws", "spot", awsSpot, "H100-80GB", 1, 1, 2},
+		replicaSample{"11:00", "batch", "aws-use1", "aws", "spot", awsSpot, "H100-80GB", 1, 0, 2})
+	o := opts("09:00", "12:00", Team)
+	o.Fleet.Workloads = []fleet.Workload{{Name: "chat", Team: "search"}, {Name: "batch", Team: "research"}}
+	res, err := Cost(ctxT(t), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// research: batch 1 x $2 x 2h; search: chat $27 + $9.
+	want := "research usd=4 gpu_hours=2\nsearch usd=36 gpu_hours=15"
+	if g := strings.Join(got(res, "usd", "gpu_hours"), "\n"); g != want {
+		t.Errorf("by team: got\n%s\nwant\n%s", g, want)
+	}
+	o.By, o.Filter = []Dim{Workload}, Filter{Team: {"research"}}
+	if res, err = Cost(ctxT(t), st, o); err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(got(res, "usd"), "\n"); g != "batch usd=4" {
+		t.Errorf("filtered on team research: got %s, want batch usd=4", g)
+	}
+	if _, err := ParseDims("workload,team"); err != nil {
+		t.Errorf("--by workload,team: %v", err)
+	}
+	if why := (Options{By: []Dim{Team}}).NeedsFleet(); !strings.Contains(why, "--fleet") {
+		t.Errorf("team without a fleet file: %q, want a hint to give --fleet", why)
 	}
 }

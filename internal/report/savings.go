@@ -248,7 +248,7 @@ func arbitrageCost(ctx context.Context, q Querier, o Options) (arbitrage, error)
 		if len(w.GPU.Models) == 1 {
 			k.GPU = w.GPU.Models[0]
 		}
-		if !o.Filter.keep(Provider, k.Provider) || !o.Filter.keep(Region, l.Region) {
+		if !o.Filter.keep(Provider, k.Provider) || !o.Filter.keep(Region, l.Region) || !o.Filter.keep(Team, w.Team) {
 			continue
 		}
 		usd := float64(r.Replicas) * w.WeightsGB * l.EgressPerGB

@@ -28,6 +28,8 @@ func (k Key) dim(d Dim, o Options) string {
 		return k.Market
 	case GPU:
 		return k.GPU
+	case Team:
+		return o.team(k.Workload)
 	}
 	return ""
 }
@@ -80,7 +82,7 @@ func loadUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([
 	}
 	out := make([]Usage, 0, len(acc.m))
 	for _, u := range acc.m {
-		if o.Filter.keep(Region, o.region(u.Location)) {
+		if o.Filter.keep(Region, o.region(u.Location)) && o.Filter.keep(Team, o.team(u.Workload)) {
 			out = append(out, *u)
 		}
 	}
