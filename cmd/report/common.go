@@ -116,7 +116,22 @@ func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
 			return fmt.Errorf("--chart: %w", err)
 		}
 	}
-	return report.Write(cmd.OutOrStdout(), f.output, res, f.chart)
+	if err := report.Write(cmd.OutOrStdout(), f.output, res, f.chart); err != nil {
+		return err
+	}
+	notesToStderr(cmd, f.output, res)
+	return nil
+}
+
+// notesToStderr prints a result's notes on standard error where the format has no place for
+// them (JSON, YAML, CSV, Parquet), so a caveat printed under a table is never lost in an export.
+func notesToStderr(cmd *cobra.Command, format string, res *report.Result) {
+	if format == "" || format == "table" || format == "markdown" || format == "md" {
+		return
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
 }
 
 // defaultBy is each report's grouping when --by is not given, on the command line and in

@@ -28,6 +28,37 @@ func execute(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// executeSplit runs report with args and returns its standard output and error apart.
+func executeSplit(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	root := newRoot(&cli.Globals{})
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// TestFocusParquetRefusesATerminal: "report focus -o parquet" without --file wrote binary to the
+// terminal. It is refused before anything is read, with the flag to use.
+func TestFocusParquetRefusesATerminal(t *testing.T) {
+	tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil || !cli.IsTerminal(tty) {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer tty.Close()
+	root := newRoot(&cli.Globals{})
+	root.SetOut(tty)
+	var errOut bytes.Buffer
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"focus", "--month", "2026-11", "-o", "parquet", "--data-dir", t.TempDir(), "--nats", noNATS, "--fleet", ""})
+	err = root.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "--file") {
+		t.Errorf("focus -o parquet to a terminal = %v, want a refusal naming --file", err)
+	}
+}
+
 // TestReportNeverCreatesAStore: "report cost -o yaml" created ./bursar-data and applied three
 // migrations before it refused the flag. A bad flag is refused first, and a report reads an
 // existing store only: with none, it says what to start and leaves the directory as it was.
