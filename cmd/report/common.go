@@ -79,8 +79,11 @@ func loadFleet(path string, need bool) (*fleet.Config, error) {
 	if path == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(path); os.IsNotExist(err) && !need {
-		return nil, nil
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		if !need {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("fleet file %s does not exist: this report needs it; pass the file with --fleet", path)
 	}
 	return fleet.Load(path)
 }

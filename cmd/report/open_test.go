@@ -59,6 +59,18 @@ func TestFocusParquetRefusesATerminal(t *testing.T) {
 	}
 }
 
+// TestMissingFleetNamesTheFlag: "report reconcile" without a fleet file said "pass the file with
+// --config"; the report's flag is --fleet.
+func TestMissingFleetNamesTheFlag(t *testing.T) {
+	for _, args := range [][]string{{"reconcile"}, {"savings"}, {"cost", "--by", "team"}} {
+		missing := filepath.Join(t.TempDir(), "bursar.yaml")
+		_, err := execute(t, append(args, "--fleet", missing, "--data-dir", t.TempDir(), "--nats", noNATS)...)
+		if err == nil || !strings.Contains(err.Error(), "--fleet") || strings.Contains(err.Error(), "--config") {
+			t.Errorf("report %v without its fleet file = %v, want an error naming --fleet (not --config)", args, err)
+		}
+	}
+}
+
 // TestReportNeverCreatesAStore: "report cost -o yaml" created ./bursar-data and applied three
 // migrations before it refused the flag. A bad flag is refused first, and a report reads an
 // existing store only: with none, it says what to start and leaves the directory as it was.
