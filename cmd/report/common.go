@@ -123,7 +123,18 @@ func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
 		return err
 	}
 	notesToStderr(cmd, f.output, res)
+	if len(res.Rows) == 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), emptyHint(res))
+	}
 	return nil
+}
+
+// emptyHint says why a report has no rows: the history holds nothing it reads in the window
+// (title) with these filters.
+func emptyHint(res *report.Result) string {
+	return "note: no rows: the history holds nothing this report reads for " + res.Title +
+		" (with the filters given). Check the window (--since, --until, --period), the filters, and that " +
+		"\"arbiter run\" (with a fleet file) or \"arbiter record\" was recording then; \"report streams\" shows what the streams hold"
 }
 
 // notesToStderr prints a result's notes on standard error where the format has no place for
