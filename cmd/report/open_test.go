@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/cli"
@@ -100,6 +103,33 @@ func TestReportNeverCreatesAStore(t *testing.T) {
 				t.Errorf("report %v created %s", tt.args, e.Name())
 			}
 		})
+	}
+}
+
+// TestServeChecksTheSlackTokenAtStart: "report serve" accepted any token and failed first at
+// its next scheduled run (Monday 09:00 by default). It asks Slack (auth.test) at start and
+// refuses a token Slack refuses, saying which setting to fix and without the token.
+// internal/slack/slacktest answers no auth.test yet, so a stand-in for Slack's API answers here.
+func TestServeChecksTheSlackTokenAtStart(t *testing.T) {
+	var asked atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/api/auth.test" {
+			_, _ = w.Write([]byte(`{"ok":false,"error":"unknown_method"}`))
+			return
+		}
+		asked.Add(1)
+		_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+	}))
+	defer api.Close()
+	t.Setenv("BURSAR_SLACK_API_URL", api.URL+"/api/")
+	t.Setenv("BURSAR_SLACK_BOT_TOKEN", "xoxb-wrong-token")
+	t.Setenv("BURSAR_SLACK_CHANNEL", "C0REPORTS")
+	_, err := execute(t, "serve", "--report", "cost", "--data-dir", t.TempDir(), "--nats", noNATS, "--fleet", "",
+		"--metrics-listen", "127.0.0.1:0")
+	if err == nil || asked.Load() != 1 || !strings.Contains(err.Error(), "invalid_auth") ||
+		!strings.Contains(err.Error(), "BURSAR_SLACK_BOT_TOKEN_FILE") || strings.Contains(err.Error(), "xoxb-wrong-token") {
+		t.Fatalf("serve with a token Slack refuses = %v (auth.test asked %d times), want a refusal at start", err, asked.Load())
 	}
 }
 
