@@ -5,6 +5,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +133,32 @@ func TestServeChecksTheSlackTokenAtStart(t *testing.T) {
 		!strings.Contains(err.Error(), "BURSAR_SLACK_BOT_TOKEN_FILE") || strings.Contains(err.Error(), "xoxb-wrong-token") {
 		t.Fatalf("serve with a token Slack refuses = %v (auth.test asked %d times), want a refusal at start", err, asked.Load())
 	}
+}
+
+// withAuthTest fronts a fake Slack at upstream with an auth.test that accepts token, which
+// internal/slack/slacktest does not answer yet, and passes every other call through.
+func withAuthTest(t *testing.T, upstream, token string) string {
+	t.Helper()
+	u, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/auth.test") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = r.ParseForm()
+		if r.PostForm.Get("token") != token && r.Header.Get("Authorization") != "Bearer "+token {
+			_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true,"team":"Bursar","user":"bursar-bot"}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + strings.TrimPrefix(upstream, u.Scheme+"://"+u.Host)
 }
 
 // TestServeOncePostsToSlack: "report serve --once" printed instead of posting, so a CronJob
