@@ -54,10 +54,18 @@ fi
 
 tar -xzf "$tarball" -C "$work" package/libchdb.so
 mkdir -p "$dest"
-# Install atomically: a reader never sees a half-written library.
-install -m 0755 "$work/package/libchdb.so" "$dest/libchdb.so.tmp"
-mv -f "$dest/libchdb.so.tmp" "$lib"
-echo "$CHDB_SHA256" >"$dest/.sha256"
+# Install atomically under a name of this run's own: a reader never sees a half-written library,
+# and two setups at once each write their own file and rename it into place (the last rename
+# wins; both are the same checked library). mktemp makes the file 0600: make it readable.
+tmp_lib="$(mktemp "$dest/.libchdb.so.XXXXXX")"
+tmp_sum="$(mktemp "$dest/.sha256.XXXXXX")"
+trap 'rm -rf "$work"; rm -f "$tmp_lib" "$tmp_sum"' EXIT
+cp "$work/package/libchdb.so" "$tmp_lib"
+chmod 0755 "$tmp_lib"
+echo "$CHDB_SHA256" >"$tmp_sum"
+chmod 0644 "$tmp_sum"
+mv -f "$tmp_lib" "$lib"
+mv -f "$tmp_sum" "$dest/.sha256"
 
 echo "setup-chdb: installed libchdb.so $CHDB_VERSION" >&2
 echo "$lib"

@@ -79,16 +79,22 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := warnScopes(cmd.ErrOrStderr(), fleetPath, policies); err != nil {
+			warned, err := warnScopes(cmd.ErrOrStderr(), fleetPath, policies)
+			if err != nil {
 				return err
 			}
 			return asUser(cmd, g, o, budget.NewAdmin, func(ctx context.Context, a *budget.Admin) error {
 				for _, p := range policies {
-					rev, err := a.Put(ctx, p)
+					rev, warns, err := a.Put(ctx, p)
 					if err != nil {
 						return err
 					}
 					fmt.Fprintf(cmd.OutOrStdout(), "budget %q set (revision %d, by %s)\n", p.Name, rev, a.User())
+					for _, w := range warns {
+						if !warned[p.Name+"\x00"+w] {
+							fmt.Fprintf(cmd.ErrOrStderr(), "warning: budget %q: %s (the arbiter's fleet file)\n", p.Name, w)
+						}
+					}
 				}
 				return nil
 			})

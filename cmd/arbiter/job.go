@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,7 +90,7 @@ func jobSubmitCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 			return asUser(cmd, g, o, arbiter.NewJobClient, func(ctx context.Context, c *arbiter.JobClient) error {
 				spec, err := c.Submit(ctx, *w)
 				if err != nil {
-					return err
+					return noJobTaker(err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "job %q submitted at %s by %s; due %s\n", spec.Workload.Name,
 					spec.SubmittedAt.Format(time.RFC3339), spec.By, spec.Deadline().Format(time.RFC3339))
@@ -112,6 +113,18 @@ func jobSubmitCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 	f.StringSliceVar(&fl.markets, "markets", nil, "markets allowed: spot, on_demand, reserved (default every market)")
 	f.StringSliceVar(&fl.residency, "residency", nil, "a location must carry one of these tags")
 	return cmd
+}
+
+// noJobTaker says what is missing when nobody answers a job request: only an arbiter that runs
+// with a fleet file plans jobs, and one started without (it answers budget writes only) or none
+// at all leaves the request to time out on "no responders".
+func noJobTaker(err error) error {
+	if !errors.Is(err, nats.ErrNoResponders) {
+		return err
+	}
+	return errors.New("no arbiter takes jobs: jobs are planned by an arbiter running with a fleet file " +
+		"(arbiter run --config bursar.yaml); an arbiter started without one takes no jobs, and none may be running: " +
+		"start one with the fleet the job runs in (and check --nats)")
 }
 
 // jobToSubmit reads the job from the file, or else from the flags, and checks what it says alone
@@ -149,7 +162,7 @@ func jobCancelCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return asUser(cmd, g, o, arbiter.NewJobClient, func(ctx context.Context, c *arbiter.JobClient) error {
 				if err := c.Cancel(ctx, args[0]); err != nil {
-					return err
+					return noJobTaker(err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "job %q cancelled\n", args[0])
 				return nil

@@ -160,3 +160,20 @@ func TestJobFileMatchesTheFleetSchema(t *testing.T) {
 	}
 	clitest.ValidateYAML(t, s, file, "bursar.schema.json")
 }
+
+// TestJobSubmitWithoutAFleetArbiterSaysWhatIsMissing: against an arbiter running without a fleet
+// (it answers budget writes, not jobs) "job submit" said "no responders available (is "arbiter
+// run" up?)" though the arbiter was up. It says that an arbiter with a fleet file is missing.
+func TestJobSubmitWithoutAFleetArbiterSaysWhatIsMissing(t *testing.T) {
+	env := bustest.Start(t)
+	if err := bus.Ensure(context.Background(), env.JS, bus.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	serveBudgetWrites(t, env) // what "arbiter run" without a fleet answers
+	b := &jobBus{Env: env}
+	out, err := b.cli(t, "job", "submit", "--name", "x", "--gpu", "H100-80GB", "--work", "1h", "--deadline", "2h")
+	if err == nil || !strings.Contains(err.Error(), "arbiter running with a fleet file (arbiter run --config bursar.yaml)") ||
+		strings.Contains(err.Error(), "no responders") {
+		t.Errorf("job submit with no arbiter taking jobs: err = %v\n%s", err, out)
+	}
+}

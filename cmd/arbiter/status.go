@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -38,12 +39,20 @@ func newStatusCmd(g *cli.Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if len(books) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), noBooksHint)
+			}
 			return cli.Write(cmd.OutOrStdout(), output, statusColumns, statusRows(books))
 		},
 	}
 	cli.OutputFlag(cmd, &output, cli.Formats...)
 	return cmd
 }
+
+// noBooksHint says why status has no rows: nothing has been placed.
+const noBooksHint = "note: no workload is placed: the placement bucket is empty. The arbiter places the workloads " +
+	"of its fleet file, so start it with one (arbiter run --config bursar.yaml; examples/demo/bursar.yaml runs anywhere); " +
+	"an arbiter started without --config places nothing"
 
 var statusColumns = []string{"workload", "location", "market", "replicas", "ready", "launching", "reclaimed",
 	"draining", "usd_per_hour", "pending", "awaiting_approval"}

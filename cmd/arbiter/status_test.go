@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/arbiter"
+	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/bus/bustest"
+	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
@@ -36,5 +42,28 @@ func TestStatusRows(t *testing.T) {
 				t.Errorf("row %d %s = %v, want %v", i, k, rows[i][k], v)
 			}
 		}
+	}
+}
+
+// TestStatusWithNothingPlacedSaysWhy: "arbiter status" against an arbiter with no fleet printed a
+// bare header. It says that nothing is placed, and what to start.
+func TestStatusWithNothingPlacedSaysWhy(t *testing.T) {
+	env := bustest.Start(t)
+	if err := bus.Ensure(context.Background(), env.JS, bus.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var g cli.Globals
+	root := cli.Root("arbiter", "", "", &g, "", "")
+	root.AddCommand(newStatusCmd(&g))
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"--nats", env.Server.ClientURL(), "--log-level", "error",
+		"--nats-nkey", bus.SeedFile(env.CredsDir, bus.RoleArbiter), "status"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "no workload is placed") || !strings.Contains(errOut.String(), "arbiter run --config") {
+		t.Errorf("status with nothing placed: stderr %q, want why and what to start\nstdout:\n%s", errOut.String(), out.String())
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,6 +28,7 @@ type runOptions struct {
 // runDeps are the seams a test fills; the zero value is production.
 type runDeps struct {
 	openGPU func() (gpu.Reader, error) // nil: NVML
+	dmiDir  string                     // "": /sys/class/dmi/id, where the machine's cloud is read
 }
 
 // newRunCmd is `collector run`: every source collector.yaml names, side by side, until SIGINT
@@ -162,12 +162,17 @@ func (c Config) parts(ctx context.Context, pub *bus.Publisher, log *slog.Logger,
 		snapshot := c.Prices.Snapshot
 		parts = append(parts, part{"price sources", func(ctx context.Context) error { return col.Run(ctx, jobs, snapshot) }})
 	}
-	w, err := reclaim.New(ctx, c.Watchers, reclaim.Deps{Publisher: pub, Logger: log.With("part", "reclaim"), Metrics: reclaim.NewMetrics(reg)})
+	dir := d.dmiDir
+	if dir == "" {
+		dir = dmiDir
+	}
+	watchers := onInstanceWatchers(c.Watchers, detectCloud(dir), log)
+	w, err := reclaim.New(ctx, watchers, reclaim.Deps{Publisher: pub, Logger: log.With("part", "reclaim"), Metrics: reclaim.NewMetrics(reg)})
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range w.Runners() {
-		parts = append(parts, part{strings.TrimPrefix(fmt.Sprintf("%T", r), "*reclaim."), r.Run})
+		parts = append(parts, part{watcherName(r), r.Run})
 	}
 	if c.GPU != nil {
 		g, err := gpu.New(*c.GPU, gpu.Deps{Publisher: pub, Logger: log.With("part", "gpu"), Open: d.openGPU, Metrics: gpu.NewMetrics(reg)})

@@ -18,7 +18,8 @@ func newAvailabilityCmd(g *cli.Globals) *cobra.Command {
 gives, per group of --by (workload, location, provider, region or market; not gpu):
 
   observed_h          hours from the window's start (or the group's first report) to its end or now
-  available_pct       share of that time with at least the target ready
+  available_pct_of_T  share of that time with at least the target T ready (the column names it:
+                      available_pct_of_desired, available_pct_of_min, available_pct_of_2)
   downtime_min        minutes below the target
   outages             stretches below the target
   ready_replica_h     ready replica-hours, against desired_replica_h; ready_share is their ratio

@@ -55,7 +55,7 @@ func TestImportThenReconcileCLI(t *testing.T) {
 	if out, err := execute(t, append([]string{"import-billing", "--focus", "../../internal/billing/testdata"}, common...)...); err != nil {
 		t.Fatalf("import-billing: %v\n%s", err, out)
 	}
-	out, err := execute(t, append([]string{"reconcile", "--since", "2026-11-30", "--until", "2026-12-01", "--fleet", fleetFile, "-o", "csv"}, common...)...)
+	out, _, err := executeSplit(t, append([]string{"reconcile", "--since", "2026-11-30", "--until", "2026-12-01", "--fleet", fleetFile, "-o", "csv"}, common...)...)
 	if err != nil {
 		t.Fatalf("reconcile: %v\n%s", err, out)
 	}
@@ -75,7 +75,18 @@ func TestImportThenReconcileCLI(t *testing.T) {
 	if want := "note: usage charges matched: 3 by resource id, 1 by tag, 0 by location and SKU, 0 by location, 3 unmatched"; err != nil || !strings.Contains(out, want) {
 		t.Errorf("reconcile (%v) does not say %q:\n%s", err, want, out)
 	}
-	out, err = execute(t, append([]string{"tokens", "--since", "2026-11-30", "--until", "2026-12-01", "--by", "workload,location",
+	// A report over a window the history holds nothing for says so, and why, instead of bare zeros.
+	_, stderr0, err := executeSplit(t, append([]string{"cost", "--since", "2025-01-01", "--until", "2025-01-02", "--fleet", fleetFile}, common...)...)
+	if err != nil || !strings.Contains(stderr0, "no rows: the history holds nothing this report reads for Cost, 2025-01-01") {
+		t.Errorf("cost over an empty window (%v): stderr %q, want a hint", err, stderr0)
+	}
+	// A CSV export keeps its notes: on standard error, apart from the data.
+	stdout, stderr, err := executeSplit(t, append([]string{"focus", "--month", "2026-11", "--fleet", fleetFile}, common...)...)
+	if want := "note: location azure-eus has no account_ids in the fleet file"; err != nil || !strings.Contains(stderr, want) ||
+		strings.Contains(stdout, "note:") {
+		t.Errorf("focus -o csv (%v): want %q on stderr only\nstdout:\n%s\nstderr:\n%s", err, want, stdout, stderr)
+	}
+	out, _, err = executeSplit(t, append([]string{"tokens", "--since", "2026-11-30", "--until", "2026-12-01", "--by", "workload,location",
 		"--basis", "billed", "--fleet", fleetFile, "-o", "csv"}, common...)...)
 	if err != nil {
 		t.Fatalf("tokens: %v\n%s", err, out)

@@ -31,7 +31,7 @@ func (f *reportFlags) bind(cmd *cobra.Command, defaultBy string, chart bool) {
 	fl.StringVar(&f.since, "since", "", "start of the window: RFC 3339 or a date (UTC)")
 	fl.StringVar(&f.until, "until", "", "end of the window (default now)")
 	fl.StringVar(&f.period, "period", "", "length of the window ending at --until, e.g. 24h, 7d, 2w (default 7d)")
-	fl.StringVar(&f.by, "by", defaultBy, "group by: workload, location, provider, region, market, gpu (comma-separated)")
+	fl.StringVar(&f.by, "by", defaultBy, "group by: workload, location, provider, region, market, gpu, team (comma-separated; region and team come from --fleet)")
 	fl.StringArrayVar(&f.filters, "filter", nil, "keep only dimension=value[,value...], e.g. --filter provider=aws (repeatable)")
 	fl.StringVar(&f.fleetFile, "fleet", "bursar.yaml", "fleet file: locations' regions and where workloads may run")
 	cli.OutputFlag(cmd, &f.output, report.Formats...)
@@ -64,8 +64,12 @@ func (f *reportFlags) options(now time.Time, needFleet bool) (report.Options, er
 		return report.Options{}, err
 	}
 	o := report.Options{Window: w, By: by, Filter: filter, Now: now, Basis: basis}
-	if o.Fleet, err = loadFleet(f.fleetFile, needFleet); err != nil {
+	why := o.NeedsFleet()
+	if o.Fleet, err = loadFleet(f.fleetFile, needFleet || why != ""); err != nil {
 		return report.Options{}, err
+	}
+	if why != "" && o.Fleet == nil {
+		return report.Options{}, fmt.Errorf("%s", why)
 	}
 	return o, nil
 }
@@ -75,8 +79,11 @@ func loadFleet(path string, need bool) (*fleet.Config, error) {
 	if path == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(path); os.IsNotExist(err) && !need {
-		return nil, nil
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		if !need {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("fleet file %s does not exist: this report needs it; pass the file with --fleet", path)
 	}
 	return fleet.Load(path)
 }
@@ -112,7 +119,33 @@ func (f *reportFlags) emit(cmd *cobra.Command, res *report.Result) error {
 			return fmt.Errorf("--chart: %w", err)
 		}
 	}
-	return report.Write(cmd.OutOrStdout(), f.output, res, f.chart)
+	if err := report.Write(cmd.OutOrStdout(), f.output, res, f.chart); err != nil {
+		return err
+	}
+	notesToStderr(cmd, f.output, res)
+	if len(res.Rows) == 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), emptyHint(res))
+	}
+	return nil
+}
+
+// emptyHint says why a report has no rows: the history holds nothing it reads in the window
+// (title) with these filters.
+func emptyHint(res *report.Result) string {
+	return "note: no rows: the history holds nothing this report reads for " + res.Title +
+		" (with the filters given). Check the window (--since, --until, --period), the filters, and that " +
+		"\"arbiter run\" (with a fleet file) or \"arbiter record\" was recording then; \"report streams\" shows what the streams hold"
+}
+
+// notesToStderr prints a result's notes on standard error where the format has no place for
+// them (JSON, YAML, CSV, Parquet), so a caveat printed under a table is never lost in an export.
+func notesToStderr(cmd *cobra.Command, format string, res *report.Result) {
+	if format == "" || format == "table" || format == "markdown" || format == "md" {
+		return
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
 }
 
 // defaultBy is each report's grouping when --by is not given, on the command line and in

@@ -34,6 +34,10 @@ column types) as JSON.`,
   report focus --month 2026-11 -o parquet --file focus-2026-11.parquet --metadata focus-2026-11.json
   report focus --month 2026-11 --fleet bursar.yaml -o json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output == "parquet" && file == "" && cli.IsTerminal(cmd.OutOrStdout()) {
+				return fmt.Errorf("-o parquet writes a binary file, not text for a terminal: give --file focus-%s.parquet "+
+					"(or redirect standard output to a file)", month)
+			}
 			w, err := report.ParseMonth(month)
 			if err != nil {
 				return err
@@ -57,6 +61,7 @@ column types) as JSON.`,
 			if err := writeTo(cmd.OutOrStdout(), file, func(out io.Writer) error { return report.Write(out, output, res, "") }); err != nil {
 				return err
 			}
+			notesToStderr(cmd, output, res)
 			if metadata == "" {
 				return nil
 			}

@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/cli"
@@ -26,6 +31,49 @@ func execute(t *testing.T, args ...string) (string, error) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	return out.String(), err
+}
+
+// executeSplit runs report with args and returns its standard output and error apart.
+func executeSplit(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	root := newRoot(&cli.Globals{})
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// TestFocusParquetRefusesATerminal: "report focus -o parquet" without --file wrote binary to the
+// terminal. It is refused before anything is read, with the flag to use.
+func TestFocusParquetRefusesATerminal(t *testing.T) {
+	tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil || !cli.IsTerminal(tty) {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer tty.Close()
+	root := newRoot(&cli.Globals{})
+	root.SetOut(tty)
+	var errOut bytes.Buffer
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"focus", "--month", "2026-11", "-o", "parquet", "--data-dir", t.TempDir(), "--nats", noNATS, "--fleet", ""})
+	err = root.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "--file") {
+		t.Errorf("focus -o parquet to a terminal = %v, want a refusal naming --file", err)
+	}
+}
+
+// TestMissingFleetNamesTheFlag: "report reconcile" without a fleet file said "pass the file with
+// --config"; the report's flag is --fleet.
+func TestMissingFleetNamesTheFlag(t *testing.T) {
+	for _, args := range [][]string{{"reconcile"}, {"savings"}, {"cost", "--by", "team"}} {
+		missing := filepath.Join(t.TempDir(), "bursar.yaml")
+		_, err := execute(t, append(args, "--fleet", missing, "--data-dir", t.TempDir(), "--nats", noNATS)...)
+		if err == nil || !strings.Contains(err.Error(), "--fleet") || strings.Contains(err.Error(), "--config") {
+			t.Errorf("report %v without its fleet file = %v, want an error naming --fleet (not --config)", args, err)
+		}
+	}
 }
 
 // TestReportNeverCreatesAStore: "report cost -o yaml" created ./bursar-data and applied three
@@ -58,6 +106,59 @@ func TestReportNeverCreatesAStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeChecksTheSlackTokenAtStart: "report serve" accepted any token and failed first at
+// its next scheduled run (Monday 09:00 by default). It asks Slack (auth.test) at start and
+// refuses a token Slack refuses, saying which setting to fix and without the token.
+// internal/slack/slacktest answers no auth.test yet, so a stand-in for Slack's API answers here.
+func TestServeChecksTheSlackTokenAtStart(t *testing.T) {
+	var asked atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/api/auth.test" {
+			_, _ = w.Write([]byte(`{"ok":false,"error":"unknown_method"}`))
+			return
+		}
+		asked.Add(1)
+		_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+	}))
+	defer api.Close()
+	t.Setenv("BURSAR_SLACK_API_URL", api.URL+"/api/")
+	t.Setenv("BURSAR_SLACK_BOT_TOKEN", "xoxb-wrong-token")
+	t.Setenv("BURSAR_SLACK_CHANNEL", "C0REPORTS")
+	_, err := execute(t, "serve", "--report", "cost", "--data-dir", t.TempDir(), "--nats", noNATS, "--fleet", "",
+		"--metrics-listen", "127.0.0.1:0")
+	if err == nil || asked.Load() != 1 || !strings.Contains(err.Error(), "invalid_auth") ||
+		!strings.Contains(err.Error(), "BURSAR_SLACK_BOT_TOKEN_FILE") || strings.Contains(err.Error(), "xoxb-wrong-token") {
+		t.Fatalf("serve with a token Slack refuses = %v (auth.test asked %d times), want a refusal at start", err, asked.Load())
+	}
+}
+
+// withAuthTest fronts a fake Slack at upstream with an auth.test that accepts token, which
+// internal/slack/slacktest does not answer yet, and passes every other call through.
+func withAuthTest(t *testing.T, upstream, token string) string {
+	t.Helper()
+	u, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/auth.test") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = r.ParseForm()
+		if r.PostForm.Get("token") != token && r.Header.Get("Authorization") != "Bearer "+token {
+			_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true,"team":"Bursar","user":"bursar-bot"}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + strings.TrimPrefix(upstream, u.Scheme+"://"+u.Host)
 }
 
 // TestServeOncePostsToSlack: "report serve --once" printed instead of posting, so a CronJob

@@ -45,7 +45,7 @@ func TestServeProbesFollowTheBus(t *testing.T) {
 	owner := make(chan error, 1)
 	go func() { owner <- report.Serve(ctx, env.Conn, st, "arbiter test", slog.New(slog.DiscardHandler)) }()
 	slack := slacktest.New(t, "xoxb-test")
-	t.Setenv("BURSAR_SLACK_API_URL", slack.URL)
+	t.Setenv("BURSAR_SLACK_API_URL", withAuthTest(t, slack.URL, slack.Token)) // serve checks its token at start
 	t.Setenv("BURSAR_SLACK_BOT_TOKEN", slack.Token)
 	t.Setenv("BURSAR_SLACK_CHANNEL", "C0REPORTS")
 	addr := healthtest.FreeAddr(t)

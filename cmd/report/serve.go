@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -106,6 +107,9 @@ func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
 	if o.once || o.dryRun {
 		return s.Once(cmd.Context(), time.Now().UTC())
 	}
+	if err := checkSlackToken(cmd.Context(), log); err != nil {
+		return err
+	}
 	return schedule(cmd, g, s, o.metricsListen)
 }
 
@@ -128,6 +132,26 @@ func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, addr stri
 	group.Add(func() error { return health.Serve(ctx, addr, reg, []health.Check{history}, s.Log) }, func(error) { cancel() })
 	group.Add(func() error { return s.Start(ctx, func() time.Time { return time.Now().UTC() }) }, func(error) { cancel() })
 	return group.Run()
+}
+
+// checkSlackToken asks Slack (auth.test) whether the bot token works, so a wrong token stops
+// "report serve" at start rather than at its first scheduled run, days later.
+func checkSlackToken(ctx context.Context, log *slog.Logger) error {
+	cfg, err := islack.ConfigFromEnv(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	cfg.APIURL = os.Getenv("BURSAR_SLACK_API_URL")
+	api, _ := islack.Config{BotToken: cfg.BotToken, APIURL: cfg.APIURL}.Client()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	who, err := api.AuthTestContext(ctx)
+	if err != nil {
+		return fmt.Errorf("report serve: Slack refused the bot token (auth.test: %w): check BURSAR_SLACK_BOT_TOKEN_FILE "+
+			"(or BURSAR_SLACK_BOT_TOKEN) holds the bot token of the app installed in the workspace; or use --dry-run to print", err)
+	}
+	log.Info("slack bot token checked", "team", who.Team, "bot", who.User)
+	return nil
 }
 
 // slackFromEnv builds the poster from the BURSAR_SLACK_* variables internal/slack reads (secrets

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
 // Budget writes go through the arbiter as requests on bus.BudgetAdminSubject(user, op). The
@@ -30,22 +31,46 @@ type adminRequest struct {
 	Name   string  `json:"name,omitempty"`
 }
 
-// adminReply is the arbiter's answer: the stored revision, or why the write was refused.
+// adminReply is the arbiter's answer: the stored revision and what the arbiter warns of in the
+// policy (Warnings against its fleet file), or why the write was refused.
 type adminReply struct {
-	Revision uint64 `json:"revision,omitempty"`
-	Error    string `json:"error,omitempty"`
-	NotFound bool   `json:"not_found,omitempty"`
+	Revision uint64   `json:"revision,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	NotFound bool     `json:"not_found,omitempty"`
+}
+
+// AdminOption configures ServeAdmin.
+type AdminOption func(*adminConfig)
+
+type adminConfig struct {
+	fleet func() *fleet.Config
+}
+
+// WithFleet has ServeAdmin check each policy set against the fleet file cfg returns (nil: none)
+// and answer the writer with the warnings (a scope that matches no workload), so the person who
+// set it learns of them, not only the arbiter's log.
+func WithFleet(cfg func() *fleet.Config) AdminOption {
+	return func(c *adminConfig) { c.fleet = cfg }
 }
 
 // ServeAdmin answers budget writes, storing each in s with the actor taken from the request's
 // subject and the time from now, until the returned subscription is unsubscribed or ctx ends.
 // It returns once the server knows of the subscription. Only the arbiter may write the budget
 // bucket, so this is the one way a change gets in.
-func ServeAdmin(ctx context.Context, nc *nats.Conn, s *Store, now func() time.Time, log *slog.Logger) (*nats.Subscription, error) {
+func ServeAdmin(ctx context.Context, nc *nats.Conn, s *Store, now func() time.Time, log *slog.Logger,
+	opts ...AdminOption) (*nats.Subscription, error) {
+	var c adminConfig
+	for _, o := range opts {
+		o(&c)
+	}
 	sub, err := nc.QueueSubscribe(bus.BudgetAdminSubject("*", "*"), adminQueue, func(m *nats.Msg) {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		r := serveOne(rctx, s, m.Subject, m.Data, now())
+		if r.Error == "" && c.fleet != nil {
+			r.Warnings = setWarnings(m.Subject, m.Data, c.fleet())
+		}
 		if r.Error != "" {
 			log.Info("budget write refused", "subject", m.Subject, "err", r.Error)
 		}
@@ -80,6 +105,16 @@ func serveOne(ctx context.Context, s *Store, subject string, data []byte, at tim
 		return adminReply{Error: err.Error(), NotFound: errors.Is(err, ErrNotFound)}
 	}
 	return adminReply{Revision: rev}
+}
+
+// setWarnings are Warnings for the policy a set request carries, against cfg; none for a
+// delete or without a fleet file.
+func setWarnings(subject string, data []byte, cfg *fleet.Config) []string {
+	_, op, req, err := decodeAdmin(subject, data)
+	if err != nil || op != opSet || cfg == nil {
+		return nil
+	}
+	return Warnings(*req.Policy, cfg)
 }
 
 // decodeAdmin reads a write request: the actor and operation from its subject, what to write
@@ -129,41 +164,45 @@ func NewAdmin(nc *nats.Conn, user string) (*Admin, error) {
 // User is the identity the arbiter will record for this client's changes.
 func (a *Admin) User() string { return a.user }
 
-// Put asks the arbiter to store p; it is validated here first, for the error's sake.
-func (a *Admin) Put(ctx context.Context, p Policy) (uint64, error) {
+// Put asks the arbiter to store p; it is validated here first, for the error's sake. It returns
+// the stored revision and what the arbiter warns of in p (a scope that matches no workload of its
+// fleet file): p is stored all the same.
+func (a *Admin) Put(ctx context.Context, p Policy) (uint64, []string, error) {
 	p.Normalize()
 	if err := p.Validate(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return a.ask(ctx, opSet, adminRequest{Policy: &p}, p.Name)
+	r, err := a.ask(ctx, opSet, adminRequest{Policy: &p}, p.Name)
+	return r.Revision, r.Warnings, err
 }
 
 // Delete asks the arbiter to mark the policy deleted.
 func (a *Admin) Delete(ctx context.Context, name string) (uint64, error) {
-	return a.ask(ctx, opDelete, adminRequest{Name: name}, name)
+	r, err := a.ask(ctx, opDelete, adminRequest{Name: name}, name)
+	return r.Revision, err
 }
 
-func (a *Admin) ask(ctx context.Context, op string, req adminRequest, name string) (uint64, error) {
+func (a *Admin) ask(ctx context.Context, op string, req adminRequest, name string) (adminReply, error) {
 	data, err := json.Marshal(req)
 	if err != nil {
-		return 0, fmt.Errorf("encoding budget policy %q: %w", name, err)
+		return adminReply{}, fmt.Errorf("encoding budget policy %q: %w", name, err)
 	}
 	subject := bus.BudgetAdminSubject(a.user, op)
 	m, err := a.request(ctx, subject, data)
 	if err != nil {
-		return 0, err
+		return adminReply{}, err
 	}
 	var r adminReply
 	if err := json.Unmarshal(m.Data, &r); err != nil {
-		return 0, fmt.Errorf("decoding the arbiter's answer on %s: %w", subject, err)
+		return adminReply{}, fmt.Errorf("decoding the arbiter's answer on %s: %w", subject, err)
 	}
 	switch {
 	case r.NotFound:
-		return 0, fmt.Errorf("%s: %w", r.Error, ErrNotFound)
+		return adminReply{}, fmt.Errorf("%s: %w", r.Error, ErrNotFound)
 	case r.Error != "":
-		return 0, errors.New(r.Error)
+		return adminReply{}, errors.New(r.Error)
 	}
-	return r.Revision, nil
+	return r, nil
 }
 
 // request sends data on subject and waits for the answer. It flushes after the publish, so a

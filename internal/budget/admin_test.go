@@ -15,6 +15,7 @@ import (
 
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
+	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
 // adminEnv is a server with the embedded budget role and a password user "alice" holding the
@@ -29,7 +30,10 @@ func adminEnv(t *testing.T) (*bustest.Env, *Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := ServeAdmin(ctx, env.Conn, s, func() time.Time { return t0 }, slog.New(slog.DiscardHandler))
+	cfg := &fleet.Config{Locations: []fleet.Location{{Name: "aws-use1", Provider: "aws"}},
+		Workloads: []fleet.Workload{{Name: "llm-inference"}}}
+	sub, err := ServeAdmin(ctx, env.Conn, s, func() time.Time { return t0 }, slog.New(slog.DiscardHandler),
+		WithFleet(func() *fleet.Config { return cfg }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +85,7 @@ func TestAdminRecordsTheAuthenticatedIdentity(t *testing.T) {
 			p.Name = tt.policy
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			_, err = a.Put(ctx, p)
+			_, _, err = a.Put(ctx, p)
 			if tt.ok != (err == nil) {
 				t.Fatalf("Put as %s: err = %v, want ok %v", tt.as, err, tt.ok)
 			}
@@ -129,7 +133,7 @@ func TestAdminWithoutArbiterSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Put(context.Background(), validPolicy()); err == nil || !strings.Contains(err.Error(), `is "arbiter run" up?`) {
+	if _, _, err := a.Put(context.Background(), validPolicy()); err == nil || !strings.Contains(err.Error(), `is "arbiter run" up?`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -205,4 +209,43 @@ func FuzzDecodeAdmin(f *testing.F) {
 			t.Fatalf("accepted op %q", op)
 		}
 	})
+}
+
+// TestAdminAnswersWithTheScopeWarning: a budget whose scope matches no workload warned only in
+// the arbiter's log. The arbiter's answer carries the warning to the CLI that set it; the policy
+// is stored all the same, and a scope that matches gets none.
+func TestAdminAnswersWithTheScopeWarning(t *testing.T) {
+	env, s, pw := adminEnv(t)
+	a, err := NewAdmin(connectAlice(t, env, pw), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tt := range []struct {
+		scope, want string
+	}{{"workload=llm-inferense", "scope workload=llm-inferense matches no workload of the fleet file (workloads: llm-inference)"},
+		{"workload=llm-inference", ""}} {
+		p := validPolicy()
+		p.Name, p.Scope = "p-"+strings.TrimPrefix(tt.scope, "workload="), mustScope(t, tt.scope)
+		_, warns, err := a.Put(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(warns, "; "); (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("scope %s: warnings %q, want %q", tt.scope, got, tt.want)
+		}
+		if _, err := s.History(ctx, p.Name); err != nil {
+			t.Errorf("scope %s: not stored: %v", tt.scope, err)
+		}
+	}
+}
+
+func mustScope(t *testing.T, s string) Scope {
+	t.Helper()
+	sc, err := ParseScope(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }

@@ -3,6 +3,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -60,6 +61,7 @@ func (f Flags) Policy(name string) (Policy, error) {
 		}
 		p.ApproveOver = r
 	}
+	errs = append(errs, amountsOverLimit(p)...)
 	if err := errors.Join(errs...); err != nil {
 		return p, err
 	}
@@ -92,4 +94,20 @@ func ParseOn(s string) (Threshold, error) {
 	}
 	t.At, t.Action = l, Action(parts[1])
 	return t, nil
+}
+
+// amountsOverLimit refuses a threshold given as an amount above ten times the limit, as a
+// percentage over 1000% is refused: "--limit 10 --alert 150" is almost always 150% written
+// without its sign, and would never fire.
+func amountsOverLimit(p Policy) []error {
+	var errs []error
+	for _, t := range p.Thresholds {
+		if t.At.Percent || p.Limit <= 0 || t.At.Value <= 10*p.Limit {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("threshold %s is an amount, %.0f%% of the limit of %s (over 1000%%, which is refused "+
+			"as a percentage too): write %s%% if a percentage of the limit is meant, or raise --limit",
+			t.At, 100*t.At.Value/p.Limit, strconv.FormatFloat(p.Limit, 'f', -1, 64), t.At))
+	}
+	return errs
 }

@@ -109,6 +109,11 @@ func TestFlagsPolicy(t *testing.T) {
 		{"bad basis", func(f *Flags) { f.On = []string{"soon:100%:notify"} }, `basis "soon" must be actual or forecast`},
 		{"bad rate", func(f *Flags) { f.ApproveOver = "cheap" }, `--approve-over: "cheap" is not a rate`},
 		{"bad action", func(f *Flags) { f.On = []string{"100%:shout"} }, `thresholds[4].action: "shout" must be notify`},
+		// An amount over ten times the limit is refused as 1000% is: 150 on a limit of 10 was
+		// stored as a $150 threshold that could never fire.
+		{"amount over the limit", func(f *Flags) { f.Limit, f.Alerts = 10, []string{"150"} },
+			`threshold 150 is an amount, 1500% of the limit of 10 (over 1000%, which is refused as a percentage too): write 150%`},
+		{"amount over the limit, --on", func(f *Flags) { f.Limit, f.On = 10, []string{"101:block-scale-up"} }, `threshold 101 is an amount`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

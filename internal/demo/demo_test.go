@@ -118,8 +118,10 @@ func checkWorkloads(t *testing.T, cfg *fleet.Config, res *Result) {
 	}
 	reclaims := 0.0
 	for _, r := range res.Workloads.Rows {
-		if a := num(r["availability_pct"]); a <= 0 || a > 100 {
-			t.Errorf("%s: availability %v%%, want in (0,100]", r["workload"], a)
+		for _, col := range []string{"available_pct_of_desired", "available_pct_of_min"} {
+			if a := num(r[col]); a <= 0 || a > 100 {
+				t.Errorf("%s: %s %v%%, want in (0,100]", r["workload"], col, a)
+			}
 		}
 		if num(r["m_tokens"]) <= 0 || num(r["usd_per_m_tokens"]) <= 0 {
 			t.Errorf("%s: no tokens or cost per million tokens: %v", r["workload"], r)

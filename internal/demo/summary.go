@@ -73,7 +73,7 @@ func writeReports(ctx context.Context, q report.Querier, cfg *fleet.Config, sinc
 type history struct {
 	shares    []readyShare
 	samples   []readySample
-	available map[string]float64 // by workload: % of the time with at least replicas.min ready
+	available map[string]map[string]float64 // by column (the availability target) and workload
 }
 
 func readHistory(ctx context.Context, q report.Querier, cfg *fleet.Config, since, until time.Time) (history, error) {
@@ -92,7 +92,7 @@ func readHistory(ctx context.Context, q report.Querier, cfg *fleet.Config, since
 }
 
 // summaryColumns are the per workload and location table's.
-var summaryColumns = []string{"workload", "location", "usd", "gpu_hours", "spot_share", "on_demand_usd", "saving_pct",
+var summaryColumns = []string{"workload", "location", "usd", "gpu_hours", "spot_share", "on_demand_usd", "egress_usd", "saving_pct",
 	"m_tokens", "usd_per_m_tokens", "ready_pct", "reclaims", "replaced", "to_ready_min"}
 
 // reclaimNote explains the reclaim columns.
@@ -120,9 +120,9 @@ func summarize(w report.Window, cost, tokens, savings *report.Result, h history,
 	}
 	for _, r := range savings.Rows {
 		row := get(r)
-		od, usd := num(r["on_demand_same_usd"]), num(r["usd"])
-		row["on_demand_usd"] = r["on_demand_same_usd"]
-		row["saving_pct"] = pct(od-usd, od)
+		od, usd, egress := num(r["on_demand_same_usd"]), num(r["usd"]), num(r["egress_usd"])
+		row["on_demand_usd"], row["egress_usd"] = r["on_demand_same_usd"], r["egress_usd"]
+		row["saving_pct"] = pct(od-usd-egress, od)
 	}
 	for _, r := range tokens.Rows {
 		row := get(r)
@@ -158,19 +158,22 @@ func setReclaims(row cli.Row, st reclaimStat) {
 	}
 }
 
-// perWorkload sums the summary by workload and adds its availability: `report availability
-// --target min`.
+// perWorkload sums the summary by workload and adds its availability: `report availability`,
+// by default and with --target min.
 func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h history, rc map[wl]*reclaimStat) *report.Result {
 	out := &report.Result{Title: "Per workload, " + win.String(),
-		Columns: []string{"workload", "min_replicas", "availability_pct", "usd", "on_demand_usd", "saving_pct", "m_tokens",
+		Columns: []string{"workload", "min_replicas", report.AvailableColumn(""), report.AvailableColumn("min"), "usd", "on_demand_usd", "egress_usd", "saving_pct", "m_tokens",
 			"usd_per_m_tokens", "reclaims", "replaced", "to_ready_min"},
-		Notes: []string{"availability_pct: share of the time from the workload's first replica.state with at least min_replicas ready (report availability --target min)",
+		Notes: []string{report.AvailableColumn("") + ": share of the time from the workload's first replica.state with at least the desired replicas ready (report availability, its default)",
+			report.AvailableColumn("min") + ": the same with at least min_replicas ready (report availability --target min)",
+			"saving_pct: the on-demand cost less what was paid and less egress_usd, the egress of the weights the arbiter's own moves pulled",
 			reclaimNote}}
 	for _, w := range cfg.Workloads {
-		var usd, od, tok float64
+		var usd, od, egress, tok float64
 		for _, r := range summary.Rows {
 			if str(r["workload"]) == w.Name {
 				usd, od, tok = usd+num(r["usd"]), od+num(r["on_demand_usd"]), tok+num(r["m_tokens"])
+				egress += num(r["egress_usd"])
 			}
 		}
 		var st reclaimStat
@@ -180,8 +183,9 @@ func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h
 			}
 		}
 		row := cli.Row{"workload": w.Name, "min_replicas": int64(w.Replicas.Min),
-			"availability_pct": h.available[w.Name], "usd": round(usd, 2),
-			"on_demand_usd": round(od, 2), "saving_pct": pct(od-usd, od), "m_tokens": round(tok, 2),
+			report.AvailableColumn(""):    h.available[report.AvailableColumn("")][w.Name],
+			report.AvailableColumn("min"): h.available[report.AvailableColumn("min")][w.Name], "usd": round(usd, 2),
+			"on_demand_usd": round(od, 2), "egress_usd": round(egress, 2), "saving_pct": pct(od-usd-egress, od), "m_tokens": round(tok, 2),
 			"usd_per_m_tokens": round(usd/math.Max(tok, 1e-12), 4)}
 		setReclaims(row, st)
 		out.Rows = append(out.Rows, row)

@@ -7,6 +7,7 @@ package pricesource
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,6 +47,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	var pe *fs.PathError
+	if e.Status == 0 && errors.As(e.Err, &pe) {
+		// A price file that cannot be read: say the file, not "client at FILE".
+		return fmt.Sprintf("%s: reading the price file %s: %v", e.Source, e.Where, e.Err)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", e.Source, e.Kind)
 	if e.Status != 0 {

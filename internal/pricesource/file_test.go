@@ -113,3 +113,13 @@ func TestSkyPilotFileTooLarge(t *testing.T) {
 		t.Fatalf("err = %v, want the file and the limit named", err)
 	}
 }
+
+// TestMissingPriceFileSaysTheFile: "collector prices --file nope.csv" said "client at nope.csv";
+// a file that cannot be read is named as the price file it is.
+func TestMissingPriceFileSaysTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.csv")
+	_, err := (&SkyPilotFiles{Paths: []string{path}}).Fetch(t.Context(), at)
+	if err == nil || !strings.Contains(err.Error(), "reading the price file "+path+": open ") || strings.Contains(err.Error(), "client at") {
+		t.Fatalf("err = %v, want it to say the price file %s could not be read", err, path)
+	}
+}

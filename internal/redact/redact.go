@@ -17,10 +17,19 @@ const Mask = "REDACTED"
 // of it is shown.
 const unparseable = "(unparseable URL)"
 
+// harmless are the query keys whose values are shown: protocol parameters of the price and
+// metadata APIs Bursar calls (Azure's api-version, the metadata services' format), which say
+// nothing secret and help read a failed request. Every other key's value is masked.
+var harmless = map[string]bool{"api-version": true, "format": true, "$format": true}
+
+// KeepsValue says whether URL shows the value of a query key: only the known-harmless ones, by
+// their exact (case-insensitive) name.
+func KeepsValue(key string) bool { return harmless[strings.ToLower(key)] }
+
 // URL returns raw with its userinfo and every query value replaced by Mask and its fragment
 // dropped; scheme, host, port, path and query keys stay, so the message still says where.
-// Query values go whatever their key, because a deny-list of key names ("token", "sig", ...)
-// leaks the first name nobody thought of.
+// Query values go whatever their key, but for an allow-list of harmless ones (KeepsValue),
+// because a deny-list of key names ("token", "sig", ...) leaks the first name nobody thought of.
 func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -36,7 +45,9 @@ func URL(raw string) string {
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
-			q[k] = []string{Mask}
+			if !KeepsValue(k) {
+				q[k] = []string{Mask}
+			}
 		}
 		u.RawQuery = q.Encode()
 	}

@@ -98,8 +98,19 @@ func TestErrorRedactsHTTPClientErrors(t *testing.T) {
 	}
 }
 
+// TestURLKeepsHarmlessParameters: api-version and format were shown as REDACTED, which hid
+// what a failed request asked for; they are shown, and a secret beside them is still masked.
+func TestURLKeepsHarmlessParameters(t *testing.T) {
+	got := redact.URL("https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&format=json&sig=s3cret")
+	want := "https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&format=json&sig=REDACTED"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 func FuzzURL(f *testing.F) {
-	for _, s := range []string{"nats://alice:s3cret@h:4222", "https://h/x?token=t0ken", "alice:s3cret@h", "::nope", ""} {
+	for _, s := range []string{"nats://alice:s3cret@h:4222", "https://h/x?token=t0ken", "alice:s3cret@h", "::nope", "",
+		"https://h/x?api-version=2024&format=json&sig=s3cret"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -114,14 +125,22 @@ func FuzzURL(f *testing.F) {
 		// A secret leaks when it shows in the result but in none of the parts that stay.
 		// The masked user keeps its "@": a password that is only "@" shows as the separator.
 		kept := u.Scheme + u.Host + u.EscapedPath() + redact.Mask + "@"
-		for k := range u.Query() {
+		for k, vs := range u.Query() {
 			kept += url.QueryEscape(k)
+			if redact.KeepsValue(k) { // shown on purpose: harmless protocol parameters
+				for _, v := range vs {
+					kept += url.QueryEscape(v)
+				}
+			}
 		}
 		secret := []string{}
 		if p, ok := u.User.Password(); ok {
 			secret = append(secret, p)
 		}
-		for _, vs := range u.Query() {
+		for k, vs := range u.Query() {
+			if redact.KeepsValue(k) {
+				continue
+			}
 			for _, v := range vs {
 				secret = append(secret, url.QueryEscape(v))
 			}

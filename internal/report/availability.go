@@ -36,6 +36,16 @@ func (o AvailabilityOptions) end() time.Time {
 	return o.Window.Until
 }
 
+// AvailableColumn is the name of the availability column for a --target: the target is in the
+// header (available_pct_of_desired, available_pct_of_min, available_pct_of_2), so a figure is
+// never read with another meaning than the one it has. The default target is desired.
+func AvailableColumn(target string) string {
+	if target == "" {
+		target = "desired"
+	}
+	return "available_pct_of_" + target
+}
+
 // target returns the fixed target, or -1 for desired, or -2 for the workload's minimum.
 func (o AvailabilityOptions) target() (int64, error) {
 	switch o.Target {
@@ -113,7 +123,7 @@ func availabilityKey(s groupState, o Options) []string {
 	if provider == "" {
 		provider = o.provider(s.Location)
 	}
-	if !o.Filter.keep(Region, o.region(s.Location)) {
+	if !o.Filter.keep(Region, o.region(s.Location)) || !o.Filter.keep(Team, o.team(s.Workload)) {
 		return nil
 	}
 	vals := make([]string, len(o.By))
@@ -177,9 +187,9 @@ func Availability(ctx context.Context, q Querier, o AvailabilityOptions) (*Resul
 		target = o.Target + " ready replicas"
 	}
 	res := &Result{Title: "Availability, " + o.Window.String(),
-		Columns: append(byColumns(o.By), "observed_h", "available_pct", "downtime_min", "outages", "ready_replica_h",
+		Columns: append(byColumns(o.By), "observed_h", AvailableColumn(o.Target), "downtime_min", "outages", "ready_replica_h",
 			"desired_replica_h", "ready_share", "launches_failed"),
-		Notes: []string{"available: at least the target ready, the target being " + target +
+		Notes: []string{AvailableColumn(o.Target) + ": share of the observed time with at least the target ready, the target being " + target +
 			"; an outage is a stretch below it; time before a group's first report is not observed"}}
 	end := o.end()
 	for i := 0; i < len(steps); {
@@ -188,6 +198,8 @@ func Availability(ctx context.Context, q Querier, o AvailabilityOptions) (*Resul
 			j++
 		}
 		row := availabilityRow(o.By, steps[i:j], end)
+		row[AvailableColumn(o.Target)] = row["available_pct"]
+		delete(row, "available_pct")
 		k := strings.Join(steps[i].Group, "\x00")
 		row["launches_failed"] = failed[k]
 		delete(failed, k)

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,7 +114,15 @@ func TestAvailability(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := got(res, availabilityCols...)
+			// The header names the target: available_pct_of_desired by default.
+			col := map[string]string{"": "available_pct_of_desired", "desired": "available_pct_of_desired",
+				"min": "available_pct_of_min", "3": "available_pct_of_3"}[tt.o.Target]
+			if !slices.Contains(res.Columns, col) {
+				t.Fatalf("columns %v lack %s", res.Columns, col)
+			}
+			cols := slices.Clone(availabilityCols)
+			cols[slices.Index(cols, "available_pct")] = col
+			g := strings.Split(strings.ReplaceAll(strings.Join(got(res, cols...), "\n"), col+"=", "available_pct="), "\n")
 			if strings.Join(g, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(tt.want, "\n"))
 			}
@@ -171,11 +180,11 @@ func TestAvailabilityOutputs(t *testing.T) {
 		format string
 		want   []string
 	}{
-		{"table", []string{"WORKLOAD", "AVAILABLE_PCT", "chat", "80.56", "note: available: at least the target ready"}},
-		{"csv", []string{"workload,observed_h,available_pct,downtime_min,outages,ready_replica_h,desired_replica_h,ready_share",
+		{"table", []string{"WORKLOAD", "AVAILABLE_PCT_OF_DESIRED", "chat", "80.56", "note: available_pct_of_desired: share of the observed time with at least the target ready"}},
+		{"csv", []string{"workload,observed_h,available_pct_of_desired,downtime_min,outages,ready_replica_h,desired_replica_h,ready_share",
 			"chat,3,80.56,35,3,8.167,9,0.9074"}},
-		{"markdown", []string{"## Availability, ", "| workload | observed_h | available_pct |", "| chat | 3 | 80.56 | 35 | 3 |"}},
-		{"json", []string{`"available_pct":80.56`, `"outages":3`}},
+		{"markdown", []string{"## Availability, ", "| workload | observed_h | available_pct_of_desired |", "| chat | 3 | 80.56 | 35 | 3 |"}},
+		{"json", []string{`"available_pct_of_desired":80.56`, `"outages":3`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {

@@ -5,13 +5,15 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/bursar-dev/bursar/internal/store/storetest"
 	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
 
 // got renders each row as its string columns (the dimensions; basis only when asked for among
@@ -60,12 +62,13 @@ func TestCost(t *testing.T) {
 			},
 		},
 		{
-			// The report runs at 12:30: open intervals count up to then, not to 13:00.
-			// spot: 2 x $4 x 0.5h + 2 x $5 x 2h; on-demand: 1 x $3 x 2.5h.
+			// The report runs at 12:30, but the fleet was last heard from at 12:00: open
+			// intervals count up to then, not to the report's time nor to 13:00.
+			// spot: 2 x $4 x 0.5h + 2 x $5 x 1.5h; on-demand: 1 x $3 x 2h.
 			name: "window past now", o: opts("10:00", "13:00", Market),
 			want: []string{
-				"on_demand usd=7.5 gpu_hours=2.5 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1",
-				"spot usd=24 gpu_hours=10 usd_per_gpu_hour=2.4 spot_share=1 on_demand_share=0",
+				"on_demand usd=6 gpu_hours=2 usd_per_gpu_hour=3 spot_share=0 on_demand_share=1",
+				"spot usd=19 gpu_hours=8 usd_per_gpu_hour=2.375 spot_share=1 on_demand_share=0",
 			},
 		},
 		{
@@ -216,6 +219,8 @@ func TestCostAfterAGroupMovesOffer(t *testing.T) {
 		replicaSample{"10:00", "chat", "aws-use1", "aws", "spot", h100, "H100-80GB", 1, 2, 4},
 		replicaSample{"10:00", "chat", "aws-use1", "aws", "spot", a100, "A100-80GB", 1, 2, 3},
 		replicaSample{"11:00", "chat", "aws-use1", "aws", "spot", a100, "A100-80GB", 1, 2, 3},
+		// Another group, with nothing ready, says the fleet was still heard from at 12:30.
+		replicaSample{"12:30", "batch", "aws-use1", "aws", "spot", h100, "H100-80GB", 1, 0, 4},
 	)
 	tests := []struct {
 		name   string
@@ -239,5 +244,61 @@ func TestCostAfterAGroupMovesOffer(t *testing.T) {
 				t.Errorf("got %s, want %s", g, tt.want)
 			}
 		})
+	}
+}
+
+// TestCostStopsWhereTheHistoryStops checks that a series' open interval ends where the fleet was
+// last heard from (12:00 in the known history), not at the report's time: a report over a
+// history that ended gives the same figures however late it is run.
+func TestCostStopsWhereTheHistoryStops(t *testing.T) {
+	st := history(t)
+	var runs []string
+	for _, now := range []string{"12:30", "18:00", "23:00"} {
+		o := opts("09:00", "23:59", Location)
+		o.Now = at(now)
+		res, err := Cost(ctxT(t), st, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, strings.Join(got(res, "usd", "gpu_hours"), "\n"))
+	}
+	// aws: 2 x $4 x 1.5h + 2 x $5 x 1.5h; gcp: $3 x 3h (11:00-12:00 open, to the last report).
+	want := "aws-use1 usd=27 gpu_hours=12\ngcp-usc1 usd=9 gpu_hours=3"
+	for i, g := range runs {
+		if g != want {
+			t.Errorf("run %d: got\n%s\nwant\n%s", i, g, want)
+		}
+	}
+}
+
+// TestCostByTeam checks that --by team and --filter team=… group and keep spend by the team the
+// fleet file gives each workload.
+func TestCostByTeam(t *testing.T) {
+	st := history(t)
+	seedReplicas(t, st, replicaSample{"09:00", "batch", "aws-use1", "aws", "spot", awsSpot, "H100-80GB", 1, 1, 2},
+		replicaSample{"11:00", "batch", "aws-use1", "aws", "spot", awsSpot, "H100-80GB", 1, 0, 2})
+	o := opts("09:00", "12:00", Team)
+	o.Fleet.Workloads = []fleet.Workload{{Name: "chat", Team: "search"}, {Name: "batch", Team: "research"}}
+	res, err := Cost(ctxT(t), st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// research: batch 1 x $2 x 2h; search: chat $27 + $9.
+	want := "research usd=4 gpu_hours=2\nsearch usd=36 gpu_hours=15"
+	if g := strings.Join(got(res, "usd", "gpu_hours"), "\n"); g != want {
+		t.Errorf("by team: got\n%s\nwant\n%s", g, want)
+	}
+	o.By, o.Filter = []Dim{Workload}, Filter{Team: {"research"}}
+	if res, err = Cost(ctxT(t), st, o); err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(got(res, "usd"), "\n"); g != "batch usd=4" {
+		t.Errorf("filtered on team research: got %s, want batch usd=4", g)
+	}
+	if _, err := ParseDims("workload,team"); err != nil {
+		t.Errorf("--by workload,team: %v", err)
+	}
+	if why := (Options{By: []Dim{Team}}).NeedsFleet(); !strings.Contains(why, "--fleet") {
+		t.Errorf("team without a fleet file: %q, want a hint to give --fleet", why)
 	}
 }

@@ -99,18 +99,19 @@ func TestFOCUS(t *testing.T) {
 		}
 		return m
 	}
-	// Up to 12:30: aws 2 x $4 x 1.5h + 2 x $5 x 2h over 2 x 2 x 3.5 GPU-hours; gcp $3 x 3.5h.
+	// Up to 12:00, when the fleet was last heard from (the report runs at 12:30): aws 2 x $4 x
+	// 1.5h + 2 x $5 x 1.5h over 2 x 2 x 3 GPU-hours; gcp $3 x 3h.
 	tests := []struct {
 		name string
 		row  map[string]string
 		want map[string]string
 	}{
-		{"aws spot", row(1), map[string]string{"BilledCost": "32", "EffectiveCost": "32", "ConsumedQuantity": "14",
+		{"aws spot", row(1), map[string]string{"BilledCost": "27", "EffectiveCost": "27", "ConsumedQuantity": "12",
 			"ConsumedUnit": "GPU-Hours", "PricingCategory": "Dynamic", "ProviderName": "aws", "RegionId": "us-east-1",
 			"ChargePeriodStart": "2026-11-30T00:00:00Z", "ChargePeriodEnd": "2026-12-01T00:00:00Z",
 			"BillingPeriodStart": "2026-11-01T00:00:00Z", "BillingPeriodEnd": "2026-12-01T00:00:00Z",
 			"x_PromptTokens": "4500000", "x_GenerationTokens": "1500000", "ChargeCategory": "Usage"}},
-		{"gcp on-demand", row(2), map[string]string{"BilledCost": "10.5", "ConsumedQuantity": "3.5",
+		{"gcp on-demand", row(2), map[string]string{"BilledCost": "9", "ConsumedQuantity": "3",
 			"PricingCategory": "Standard", "x_PromptTokens": "2000000", "x_GenerationTokens": "1000000"}},
 	}
 	for _, tt := range tests {

@@ -33,7 +33,8 @@ type Querier interface {
 // Dim is a dimension a report can group and filter by.
 type Dim string
 
-// The dimensions. Region is not stored with replicas: it comes from the fleet file's locations.
+// The dimensions. Region and team are not stored with replicas: they come from the fleet file
+// (a location's region, a workload's team).
 const (
 	Workload Dim = "workload"
 	Location Dim = "location"
@@ -41,10 +42,11 @@ const (
 	Region   Dim = "region"
 	Market   Dim = "market"
 	GPU      Dim = "gpu"
+	Team     Dim = "team"
 )
 
 // Dims lists every dimension, in the order columns are printed.
-var Dims = []Dim{Workload, Location, Provider, Region, Market, GPU}
+var Dims = []Dim{Workload, Location, Provider, Region, Market, GPU, Team}
 
 // ParseDims reads a comma-separated --by list.
 func ParseDims(s string) ([]Dim, error) {
@@ -56,7 +58,7 @@ func ParseDims(s string) ([]Dim, error) {
 		}
 		d := Dim(f)
 		if !slices.Contains(Dims, d) {
-			return nil, fmt.Errorf("--by %q: unknown dimension %q; want some of workload, location, provider, region, market, gpu", s, f)
+			return nil, fmt.Errorf("--by %q: unknown dimension %q; want some of workload, location, provider, region, market, gpu, team", s, f)
 		}
 		if !slices.Contains(out, d) {
 			out = append(out, d)
@@ -75,7 +77,8 @@ type Options struct {
 	By     []Dim
 	Filter Filter
 	// Now is the time of the report: the interval still open after a series' latest sample is
-	// counted up to Now (or to the window's end, whichever is first).
+	// counted up to the fleet's latest replica.state report before Now (or the window's end,
+	// whichever is first), never to Now itself.
 	Now time.Time
 	// Fleet, when given, maps locations to regions and says where each workload may run.
 	Fleet *fleet.Config
@@ -104,6 +107,28 @@ func (o Options) region(location string) string {
 	}
 	if l, ok := o.Fleet.Location(location); ok {
 		return l.Region
+	}
+	return ""
+}
+
+// team returns a workload's team from the fleet file, or "" when unknown.
+func (o Options) team(workload string) string {
+	if o.Fleet == nil {
+		return ""
+	}
+	if w, ok := o.Fleet.Workload(workload); ok {
+		return w.Team
+	}
+	return ""
+}
+
+// NeedsFleet says why these options need the fleet file, or "" when they do not: a team, like a
+// region, is known only from it.
+func (o Options) NeedsFleet() string {
+	for _, d := range []Dim{Team, Region} {
+		if slices.Contains(o.By, d) || len(o.Filter[d]) > 0 {
+			return fmt.Sprintf("%s comes from the fleet file (a workload's team, a location's region): give --fleet", d)
+		}
 	}
 	return ""
 }

@@ -26,7 +26,7 @@ func TestDecodeRequestRefusesMalformed(t *testing.T) {
 		{"window backwards", `{"report":"cost","since":"2026-11-30T12:00:00Z","until":"2026-11-30T09:00:00Z","now":"2026-11-30T12:30:00Z"}`, "until must be after since"},
 		{"window too long", `{"report":"cost","since":"2000-01-01T00:00:00Z","until":"2026-11-30T09:00:00Z","now":"2026-11-30T12:30:00Z"}`, "at most"},
 		{"bad time", `{"report":"cost","since":"yesterday"}`, "decoding the request"},
-		{"bad by", `{"report":"cost",` + okWindow + `,"by":["team"]}`, `by: unknown dimension "team"`},
+		{"bad by", `{"report":"cost",` + okWindow + `,"by":["cluster"]}`, `by: unknown dimension "cluster"`},
 		{"bad filter dimension", `{"report":"cost",` + okWindow + `,"filter":{"1=1":["x"]}}`, `filter: unknown dimension "1=1"`},
 		{"empty filter", `{"report":"cost",` + okWindow + `,"filter":{"provider":[]}}`, "filter provider: no values"},
 		{"filter not a list", `{"report":"cost",` + okWindow + `,"filter":{"provider":"aws"}}`, "decoding the request"},

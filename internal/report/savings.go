@@ -83,8 +83,10 @@ func cheapestAllowed(c *fleet.Config, ps []listPrice, workload, gpu string) floa
 
 // Savings is `report savings`: what the same GPU-hours would have cost on on-demand at list price
 // in the same locations and at the cheapest on-demand anywhere each workload may run, against
-// what they cost; and what the arbitrage itself cost (moves, the egress of the weights they
-// pulled, hedging launches). It needs the fleet file, which says where locations are.
+// what they cost and what the arbitrage itself spent to get them: the savings are net of the
+// egress of the weights the arbiter's own moves pulled, which has its own column. Moves and
+// hedging launches are counted in a note. It needs the fleet file, which says where locations
+// are.
 func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	if o.Fleet == nil {
 		return nil, fmt.Errorf("report savings needs the fleet file (--fleet bursar.yaml) to know each location's region and where workloads may run")
@@ -97,25 +99,30 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	type agg struct {
-		vals                      []string
-		usd, gpuh, same, cheapest float64
-		basis                     basisCount
+	ac, err := arbitrageCost(ctx, q, o)
+	if err != nil {
+		return nil, err
 	}
-	groups := map[string]*agg{}
-	missing := map[string]bool{}
-	var pts []Point
-	for _, u := range us {
+	groups := map[string]*savingsAgg{}
+	group := func(k Key) *savingsAgg {
 		vals := make([]string, len(o.By))
 		for i, d := range o.By {
-			vals[i] = u.dim(d, o)
+			vals[i] = k.dim(d, o)
 		}
 		id := strings.Join(vals, "\x00")
 		a := groups[id]
 		if a == nil {
-			a = &agg{vals: vals}
+			a = &savingsAgg{vals: vals}
 			groups[id] = a
 		}
+		return a
+	}
+	missing := map[string]bool{}
+	gpuOf := map[[3]string]string{}
+	var pts []Point
+	for _, u := range us {
+		a := group(u.Key)
+		gpuOf[[3]string{u.Workload, u.Location, u.Market}] = u.GPU
 		same, cheap := u.USD, u.USD // no price: no saving claimed
 		if l, ok := o.Fleet.Location(u.Location); ok {
 			if p := cheapestAt(ps, l, u.GPU); !math.IsNaN(p) {
@@ -135,58 +142,73 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 			Point{Line: "on-demand, same location", At: u.Hour, Value: same},
 			Point{Line: "cheapest on-demand allowed", At: u.Hour, Value: cheap})
 	}
-	res := &Result{Title: "Savings against on-demand, " + o.Window.String(),
-		Columns: append(byColumns(o.By), "usd", "gpu_hours", "on_demand_same_usd", "saving_same_usd",
-			"cheapest_on_demand_usd", "saving_cheapest_usd", "basis"), Notes: []string{basisNote(o)}}
-	ids := make([]string, 0, len(groups))
-	for id := range groups {
-		ids = append(ids, id)
+	for _, e := range ac.egress {
+		if g, ok := gpuOf[[3]string{e.key.Workload, e.key.Location, e.key.Market}]; ok {
+			e.key.GPU = g // the model that ran there, where the workload allows several
+		}
+		if o.Filter.keep(GPU, e.key.GPU) {
+			group(e.key).egress += e.usd
+		}
 	}
-	sort.Strings(ids)
-	var t agg
-	for _, id := range ids {
+	res := &Result{Title: "Savings against on-demand, net of the arbitrage's egress, " + o.Window.String(),
+		Columns: append(byColumns(o.By), "usd", "gpu_hours", "egress_usd", "on_demand_same_usd", "saving_same_usd",
+			"cheapest_on_demand_usd", "saving_cheapest_usd", "basis"),
+		Notes: []string{basisNote(o), "saving_*: the on-demand cost less what was paid (usd) and less egress_usd, " +
+			"the egress of the weights the arbiter's own moves pulled (replicas x weights_gb x the destination's egress_per_gb)"}}
+	var t savingsAgg
+	for _, id := range sortedKeys(groups) {
 		a := groups[id]
-		r := savingsRow(dimsRow(o.By, a.vals), a.usd, a.gpuh, a.same, a.cheapest)
-		r["basis"] = a.basis.label()
+		r := a.row(dimsRow(o.By, a.vals))
 		res.Rows = append(res.Rows, r)
-		t.usd, t.gpuh, t.same, t.cheapest = t.usd+a.usd, t.gpuh+a.gpuh, t.same+a.same, t.cheapest+a.cheapest
+		t.usd, t.gpuh, t.same, t.cheapest, t.egress = t.usd+a.usd, t.gpuh+a.gpuh, t.same+a.same, t.cheapest+a.cheapest, t.egress+a.egress
 		t.basis.billed, t.basis.all = t.basis.billed+a.basis.billed, t.basis.all+a.basis.all
 	}
 	if len(o.By) > 0 {
-		res.Total = savingsRow(cli.Row{string(o.By[0]): "TOTAL"}, t.usd, t.gpuh, t.same, t.cheapest)
-		res.Total["basis"] = t.basis.label()
+		res.Total = t.row(cli.Row{string(o.By[0]): "TOTAL"})
 	}
 	for _, m := range sortedKeys(missing) {
 		res.Notes = append(res.Notes, "no on-demand list price for "+m+": no saving is claimed there")
-	}
-	ac, err := arbitrageCost(ctx, q, o)
-	if err != nil {
-		return nil, err
 	}
 	res.Notes = append(res.Notes, ac.note())
 	res.Series = NewSeries("USD", o.Window, bucketOf(o.Window), pts)
 	return res, nil
 }
 
-func savingsRow(r cli.Row, usd, gpuh, same, cheapest float64) cli.Row {
-	r["usd"] = round(usd, 2)
-	r["gpu_hours"] = round(gpuh, 3)
-	r["on_demand_same_usd"] = round(same, 2)
-	r["saving_same_usd"] = round(same-usd, 2)
-	r["cheapest_on_demand_usd"] = round(cheapest, 2)
-	r["saving_cheapest_usd"] = round(cheapest-usd, 2)
+// savingsAgg is one group's spend, GPU-hours, on-demand prices of them and arbitrage egress.
+type savingsAgg struct {
+	vals                              []string
+	usd, gpuh, same, cheapest, egress float64
+	basis                             basisCount
+}
+
+func (a *savingsAgg) row(r cli.Row) cli.Row {
+	r["usd"] = round(a.usd, 2)
+	r["gpu_hours"] = round(a.gpuh, 3)
+	r["egress_usd"] = round(a.egress, 2)
+	r["on_demand_same_usd"] = round(a.same, 2)
+	r["saving_same_usd"] = round(a.same-a.usd-a.egress, 2)
+	r["cheapest_on_demand_usd"] = round(a.cheapest, 2)
+	r["saving_cheapest_usd"] = round(a.cheapest-a.usd-a.egress, 2)
+	r["basis"] = a.basis.label()
 	return r
 }
 
 // arbitrage is what moving capacity around cost: moves for a cheaper offer, the egress of the
-// weights each moved replica pulled, and hedging launches.
+// weights each moved replica pulled (by where it went), and hedging launches.
 type arbitrage struct {
 	Moves, MovedReplicas, Hedges int64
 	EgressUSD                    float64
+	egress                       []keyedUSD
+}
+
+// keyedUSD is an amount spent by one workload at one location, market and GPU model.
+type keyedUSD struct {
+	key Key
+	usd float64
 }
 
 func (a arbitrage) note() string {
-	return fmt.Sprintf("arbitrage cost: %d moves (%d replicas, $%.2f egress of weights), %d hedging launches",
+	return fmt.Sprintf("arbitrage cost: %d moves (%d replicas, $%.2f egress of weights, taken off the savings), %d hedging launches",
 		a.Moves, a.MovedReplicas, a.EgressUSD, a.Hedges)
 }
 
@@ -194,17 +216,18 @@ func arbitrageCost(ctx context.Context, q Querier, o Options) (arbitrage, error)
 	rows, err := queryRows[struct {
 		Workload string `json:"workload"`
 		Location string `json:"location"`
+		Market   string `json:"market"`
 		Reason   string `json:"reason"`
 		Actions  int64  `json:"actions"`
 		Replicas int64  `json:"replicas"`
-	}](ctx, q, fmt.Sprintf(`SELECT workload, location, reason, count() AS actions, sum(replicas) AS replicas
-		FROM (SELECT workload, location, reason, argMax(replicas, at) AS replicas FROM %s
+	}](ctx, q, fmt.Sprintf(`SELECT workload, location, market, reason, count() AS actions, sum(replicas) AS replicas
+		FROM (SELECT workload, location, argMax(market, at) AS market, reason, argMax(replicas, at) AS replicas FROM %s
 		      WHERE status = 'applied' AND kind = 'launch' AND reason IN ('cheaper_offer', 'hedge')
 		        AND at >= %s AND at < %s AND %s
 		      GROUP BY workload, action_id, location, reason)
-		GROUP BY workload, location, reason`,
+		GROUP BY workload, location, market, reason`,
 		q.Table("action_updated"), ms64(o.Window.Since), ms64(o.Window.Until),
-		where(o.Filter, map[Dim]string{Workload: "workload", Location: "location"})))
+		where(o.Filter, map[Dim]string{Workload: "workload", Location: "location", Market: "market"})))
 	if err != nil {
 		return arbitrage{}, fmt.Errorf("reading applied actions: %w", err)
 	}
@@ -218,9 +241,19 @@ func arbitrageCost(ctx context.Context, q Querier, o Options) (arbitrage, error)
 		a.MovedReplicas += r.Replicas
 		w, wok := o.Fleet.Workload(r.Workload)
 		l, lok := o.Fleet.Location(r.Location)
-		if wok && lok {
-			a.EgressUSD += float64(r.Replicas) * w.WeightsGB * l.EgressPerGB
+		if !wok || !lok {
+			continue
 		}
+		k := Key{Workload: r.Workload, Location: r.Location, Provider: l.Provider, Market: r.Market}
+		if len(w.GPU.Models) == 1 {
+			k.GPU = w.GPU.Models[0]
+		}
+		if !o.Filter.keep(Provider, k.Provider) || !o.Filter.keep(Region, l.Region) || !o.Filter.keep(Team, w.Team) {
+			continue
+		}
+		usd := float64(r.Replicas) * w.WeightsGB * l.EgressPerGB
+		a.EgressUSD += usd
+		a.egress = append(a.egress, keyedUSD{k, usd})
 	}
 	return a, nil
 }

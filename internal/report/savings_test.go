@@ -29,21 +29,32 @@ func TestSavings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// aws: 12 GPU-hours at $80/8 in us-east-1a, or $64/8 in us-west-2, against $27 paid.
+	// aws: 12 GPU-hours at $80/8 in us-east-1a, or $64/8 in us-west-2, against $27 paid and the
+	// $18 of egress the move there pulled (2 replicas x 100 GB x $0.09/GB): the savings are net of it.
 	// gcp: 3 GPU-hours at $3, the price paid.
 	want := []string{
-		"aws-use1 usd=27 gpu_hours=12 on_demand_same_usd=120 saving_same_usd=93 cheapest_on_demand_usd=96 saving_cheapest_usd=69",
-		"gcp-usc1 usd=9 gpu_hours=3 on_demand_same_usd=9 saving_same_usd=0 cheapest_on_demand_usd=9 saving_cheapest_usd=0",
+		"aws-use1 usd=27 gpu_hours=12 egress_usd=18 on_demand_same_usd=120 saving_same_usd=75 cheapest_on_demand_usd=96 saving_cheapest_usd=51",
+		"gcp-usc1 usd=9 gpu_hours=3 egress_usd=0 on_demand_same_usd=9 saving_same_usd=0 cheapest_on_demand_usd=9 saving_cheapest_usd=0",
 	}
-	g := got(res, "usd", "gpu_hours", "on_demand_same_usd", "saving_same_usd", "cheapest_on_demand_usd", "saving_cheapest_usd")
+	g := got(res, "usd", "gpu_hours", "egress_usd", "on_demand_same_usd", "saving_same_usd", "cheapest_on_demand_usd", "saving_cheapest_usd")
 	if strings.Join(g, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
 	}
-	if s := res.Total["saving_same_usd"]; s != 93.0 {
-		t.Errorf("total saving = %v, want 93", s)
+	if s, e := res.Total["saving_same_usd"], res.Total["egress_usd"]; s != 75.0 || e != 18.0 {
+		t.Errorf("total saving = %v, egress %v; want 75 net of 18", s, e)
+	}
+	// JSON and CSV carry the egress and the net savings, not only the table's note.
+	for _, format := range []string{"json", "csv"} {
+		var b strings.Builder
+		if err := Write(&b, format, res, ""); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "egress_usd") || !strings.Contains(b.String(), "75") {
+			t.Errorf("-o %s lacks the egress or the net saving:\n%s", format, b.String())
+		}
 	}
 	// One applied move of 2 replicas pulling 100 GB at $0.09/GB; the proposed one never ran.
-	wantNote := "arbitrage cost: 1 moves (2 replicas, $18.00 egress of weights), 1 hedging launches"
+	wantNote := "arbitrage cost: 1 moves (2 replicas, $18.00 egress of weights, taken off the savings), 1 hedging launches"
 	if n := res.Notes[len(res.Notes)-1]; n != wantNote {
 		t.Errorf("note = %q, want %q", n, wantNote)
 	}

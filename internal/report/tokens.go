@@ -83,8 +83,8 @@ func loadTokens(ctx context.Context, q Querier, o Options, step time.Duration) (
 // input and output, by workload, location or region.
 func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	for _, d := range o.By {
-		if d != Workload && d != Location && d != Region {
-			return nil, fmt.Errorf("--by %s: token counters are kept by workload and location; use workload, location or region", d)
+		if d != Workload && d != Location && d != Region && d != Team {
+			return nil, fmt.Errorf("--by %s: token counters are kept by workload and location; use workload, location, region or team", d)
 		}
 	}
 	weight := o.OutputWeight
@@ -121,7 +121,7 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	}
 	var pts []Point
 	for _, t := range toks {
-		if !o.Filter.keep(Region, o.region(t.Location)) {
+		if !o.Filter.keep(Region, o.region(t.Location)) || !o.Filter.keep(Team, o.team(t.Workload)) {
 			continue
 		}
 		a := get(t.Workload, t.Location)

@@ -28,6 +28,8 @@ func (k Key) dim(d Dim, o Options) string {
 		return k.Market
 	case GPU:
 		return k.GPU
+	case Team:
+		return o.team(k.Workload)
 	}
 	return ""
 }
@@ -48,7 +50,8 @@ var costCols = map[Dim]string{Workload: "workload", Location: "location", Provid
 
 // loadUsage returns the exact spend in the window by key and hour: whole hours from the cost
 // rollup, the parts of hours at the window's edges from the intervals in replica_state, and the
-// interval each series has had open since its latest sample, up to Now. Usage is summed in steps
+// interval each series has had open since its latest sample, up to the fleet's latest report
+// (lastHeard), never past Now. Usage is summed in steps
 // of step (an hour or a day): the rollup is summed to that step in the query, so a month of hourly
 // rows is not sent back to be added up here.
 func loadUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([]Usage, error) {
@@ -79,7 +82,7 @@ func loadUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([
 	}
 	out := make([]Usage, 0, len(acc.m))
 	for _, u := range acc.m {
-		if o.Filter.keep(Region, o.region(u.Location)) {
+		if o.Filter.keep(Region, o.region(u.Location)) && o.Filter.keep(Team, o.team(u.Workload)) {
 			out = append(out, *u)
 		}
 	}
@@ -247,9 +250,34 @@ func openUsage(ctx context.Context, q Querier, o Options, acc *usageAcc) error {
 	if err != nil {
 		return err
 	}
+	if len(ivs) == 0 {
+		return nil
+	}
+	heard, err := lastHeard(ctx, q)
+	if err != nil {
+		return err
+	}
 	for _, iv := range ivs {
-		iv.ToMS = end.UnixMilli()
+		iv.ToMS = min(end.UnixMilli(), heard)
 		iv.spread(acc, o.Window.Since, end)
 	}
 	return nil
+}
+
+// lastHeard is the time, in Unix milliseconds, of the fleet's latest replica.state report: the
+// last time the arbiter was heard from. The arbiter reports every replica group on
+// every pass, so a series still open runs, as far as the history knows, until then and no
+// longer: its spend is never extended to the time the report is run, and a report over a
+// history that ended (the demo's, an arbiter stopped) gives the same figures on every run.
+func lastHeard(ctx context.Context, q Querier) (int64, error) {
+	rows, err := queryRows[struct {
+		LastMS int64 `json:"last_ms"`
+	}](ctx, q, fmt.Sprintf(`SELECT toUnixTimestamp64Milli(max(at)) AS last_ms FROM %s`, q.Table("replica_latest")))
+	if err != nil {
+		return 0, fmt.Errorf("reading when the fleet last reported: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	return rows[0].LastMS, nil
 }
