@@ -124,7 +124,8 @@ func (b *Budgets) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	admin, err := budget.ServeAdmin(ctx, b.o.JS.Conn(), store, b.o.Clock.Now, b.o.Log)
+	fleetFile := func() *fleet.Config { return b.o.Config } // the writer hears of a scope no workload matches
+	admin, err := budget.ServeAdmin(ctx, b.o.JS.Conn(), store, b.o.Clock.Now, b.o.Log, budget.WithFleet(fleetFile))
 	if err != nil {
 		return err
 	}
