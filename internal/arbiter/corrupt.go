@@ -86,3 +86,18 @@ func (c *corruptions) report(x Corruption) {
 		c.alert(x)
 	}
 }
+
+// ReportCorrupt reports corruption found outside the service (the budgets bucket) as the
+// service reports its own: the error log, bursar_arbiter_corrupt_values_total and OnCorrupt.
+func (s *Service) ReportCorrupt(c Corruption) { s.corrupt.report(c) }
+
+// storeCorrupt hands a corrupt value of the budgets bucket to OnCorrupt, or logs it without one.
+func (b *Budgets) storeCorrupt(e jetstream.KeyValueEntry, err error, action string) {
+	c := corruptionOf(e, err, action)
+	if b.o.OnCorrupt != nil {
+		b.o.OnCorrupt(c)
+		return
+	}
+	b.o.Log.Error("a value in the store is not what its key holds (written by something other than an arbiter?)",
+		"bucket", c.Bucket, "key", c.Key, "revision", c.Revision, "found", c.Found, "why", c.Err, "action", c.Action)
+}

@@ -53,7 +53,9 @@ func (s *System) budgets(o Options) (*arbiter.Budgets, error) {
 	}
 	approvals := slack.NewApprovals(api, sc.Channel, bus.NewPublisher(ao.JS), now, log)
 	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: ao.Config, JS: ao.JS, Approvals: SlackApprovals{approvals},
-		Clock: ao.Clock, Log: log, OnAlert: onAlert})
+		Clock: ao.Clock, Log: log, OnAlert: onAlert,
+		// The service is built after the budgets and before anything runs: it reports for both.
+		OnCorrupt: func(c arbiter.Corruption) { s.Service.ReportCorrupt(c) }})
 	SlackApprovals{approvals}.Answer(b)
 	s.parts = append(s.parts, b.Run, func(ctx context.Context) error { return approvals.Run(ctx, approvalSweep) })
 	switch {
