@@ -92,6 +92,13 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	if err != nil {
 		return err
 	}
+	if g.NATS == "" || !o.noHistory && g.ClickHouse == "" { // a store under --data-dir: take it first
+		lock, err := system.LockDataDir(g.DataDir, "arbiter run")
+		if err != nil {
+			return err
+		}
+		defer lock.Release() //nolint:errcheck // the lock goes with the process anyway
+	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	nc, js, stop, err := connectArbiter(cctx, g, o, log)

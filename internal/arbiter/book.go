@@ -2,13 +2,13 @@ package arbiter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -165,8 +165,13 @@ type BookStore interface {
 	Save(ctx context.Context, b *Book) error
 }
 
-// KVBooks reads and writes Books in the placement bucket.
-type KVBooks struct{ KV jetstream.KeyValue }
+// KVBooks reads and writes Books in the placement bucket. A key whose value is not a book of its
+// workload (see decodeBook) is corruption, not a rival's write: Load skips it, Save writes over it
+// with a compare-and-set on its revision, and both tell OnCorrupt (when set).
+type KVBooks struct {
+	KV        jetstream.KeyValue
+	OnCorrupt func(Corruption)
+}
 
 func (s KVBooks) key(workload string) string { return bookPrefix + events.Token(workload) }
 
@@ -189,18 +194,20 @@ func (s KVBooks) Load(ctx context.Context) (map[string]*Book, error) {
 		if e == nil { // every current value was delivered
 			return out, nil
 		}
-		var b Book
-		if err := json.Unmarshal(e.Value(), &b); err != nil {
-			return nil, fmt.Errorf("decoding placement %s: %w", e.Key(), err)
+		b, err := decodeBook(e.Key(), e.Value())
+		if err != nil {
+			s.corrupt(e, err, "skipped; the leader writes the workload's book anew over it")
+			continue
 		}
 		b.rev = e.Revision()
-		out[b.Workload] = &b
+		out[b.Workload] = b
 	}
 }
 
-// Save writes b if nobody wrote its key since b was read (rev 0: only if the key is new).
+// Save writes b if nobody wrote its key since b was read (rev 0: only if the key is new). When
+// the key holds something that is not a book of b's workload, b replaces it (restore).
 func (s KVBooks) Save(ctx context.Context, b *Book) error {
-	data, err := json.Marshal(b)
+	data, err := encodeBook(b)
 	if err != nil {
 		return fmt.Errorf("encoding placement of %s: %w", b.Workload, err)
 	}
@@ -211,7 +218,12 @@ func (s KVBooks) Save(ctx context.Context, b *Book) error {
 		rev, err = s.KV.Update(ctx, s.key(b.Workload), data, b.rev)
 	}
 	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return fmt.Errorf("saving placement of %s: %w", b.Workload, ErrDeposed)
+		rev, err = s.restore(ctx, b.Workload, data)
+	}
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return fmt.Errorf("saving placement of %s: its book is %d bytes encoded, over the NATS server's max_payload "+
+			"(%d replicas, %d actions): raise max_payload on the NATS servers: %w",
+			b.Workload, len(data), len(b.Replicas), len(b.Actions), err)
 	}
 	if err != nil {
 		return fmt.Errorf("saving placement of %s: %w", b.Workload, err)
@@ -220,11 +232,42 @@ func (s KVBooks) Save(ctx context.Context, b *Book) error {
 	return nil
 }
 
+// restore is Save after a lost compare-and-set. A book of the workload under the key is another
+// arbiter's write: this one is deposed. Anything else is corruption, which this leader replaces
+// with what it knows, by a compare-and-set on the revision it found, so that a rival's write
+// landing meanwhile still wins.
+func (s KVBooks) restore(ctx context.Context, workload string, data []byte) (uint64, error) {
+	key := s.key(workload)
+	e, err := s.KV.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, ErrDeposed // deleted: not this arbiter's to recreate
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading placement %s after a lost compare-and-set: %w", key, err)
+	}
+	derr := checkBook(key, e.Value())
+	if derr == nil {
+		return 0, ErrDeposed
+	}
+	s.corrupt(e, derr, "restored from the leader's copy")
+	rev, err := s.KV.Update(ctx, key, data, e.Revision())
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return 0, ErrDeposed
+	}
+	return rev, err
+}
+
+func (s KVBooks) corrupt(e jetstream.KeyValueEntry, err error, action string) {
+	if s.OnCorrupt != nil {
+		s.OnCorrupt(corruptionOf(e, err, action))
+	}
+}
+
 // LoadBooks reads every workload's book from the placement bucket, for `arbiter status`.
 func LoadBooks(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]*Book, error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if err != nil {
 		return nil, fmt.Errorf("opening KV bucket %s: %w", bucket, err)
 	}
-	return KVBooks{kv}.Load(ctx)
+	return KVBooks{KV: kv}.Load(ctx)
 }

@@ -46,6 +46,9 @@ type BudgetOptions struct {
 	// OnAlert, when set, is called after each budget.alert is published (a Slack alert), off the
 	// planning pass and with a deadline (outsideCall).
 	OnAlert func(context.Context, *events.BudgetAlert)
+	// OnCorrupt, when set, is told of each value of the budgets bucket that is not a policy
+	// revision (the bucket's watch writes the last revision back over it); see Service.ReportCorrupt.
+	OnCorrupt func(Corruption)
 }
 
 // Budgets is the arbiter's Gate and Caps over the budget policies in the KV bucket. It keeps the
@@ -124,6 +127,7 @@ func (b *Budgets) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	store.OnCorrupt = b.storeCorrupt
 	fleetFile := func() *fleet.Config { return b.o.Config } // the writer hears of a scope no workload matches
 	admin, err := budget.ServeAdmin(ctx, b.o.JS.Conn(), store, b.o.Clock.Now, b.o.Log, budget.WithFleet(fleetFile))
 	if err != nil {

@@ -2,7 +2,6 @@ package arbiter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,7 +31,7 @@ func (s *Service) openJobs(ctx context.Context) (*jobIO, error) {
 	}
 	io := &jobIO{kv: jobKV{kv}}
 	for _, j := range configJobs(s.o.Config, s.o.Clock.Now()) {
-		if _, err := io.kv.create(ctx, j); err != nil {
+		if err := io.kv.ensureSpec(ctx, j, s.corrupt.report); err != nil {
 			return nil, err
 		}
 	}
@@ -71,9 +70,11 @@ func (s *Service) jobLoop(ctx context.Context, io *jobIO) {
 			if e != nil && s.foldJob(e) {
 				signal(s.changed)
 			}
+			s.restoreSpecs(ctx, io.kv)
 		case <-s.jobsSave:
 			s.saveJobs(ctx, io.kv)
 		case <-tick.C:
+			s.restoreSpecs(ctx, io.kv)
 			s.saveJobs(ctx, io.kv)
 			if s.moveLanded() {
 				signal(s.changed) // retire the old instance at the next pass, not at the next interval
@@ -111,9 +112,9 @@ func (s *Service) foldJob(e jetstream.KeyValueEntry) bool {
 	defer s.mu.Unlock()
 	switch {
 	case strings.HasPrefix(e.Key(), bus.JobSpecPrefix):
-		var spec JobSpec
-		if err := json.Unmarshal(e.Value(), &spec); err != nil || spec.Workload.Job == nil {
-			s.log.Warn("skipping a job the bucket holds that does not decode", "key", e.Key(), "err", err)
+		spec, err := decodeSpec(e.Key(), e.Value())
+		if err != nil {
+			s.badSpec(e, err)
 			return false
 		}
 		j := s.jobs[spec.Workload.Name]
@@ -124,9 +125,13 @@ func (s *Service) foldJob(e jetstream.KeyValueEntry) bool {
 		}
 		j.Spec = spec
 		return true
-	case strings.HasPrefix(e.Key(), bus.JobStatePrefix) && !s.leading:
-		var run JobRun
-		if err := json.Unmarshal(e.Value(), &run); err != nil {
+	case strings.HasPrefix(e.Key(), bus.JobStatePrefix):
+		run, err := decodeRun(e.Value())
+		if err != nil {
+			s.badRun(e, err)
+			return false
+		}
+		if s.leading {
 			return false
 		}
 		name := strings.TrimPrefix(e.Key(), bus.JobStatePrefix)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -285,8 +286,148 @@ func foldJobEntry(by map[string]*JobRecord, e jetstream.KeyValueEntry) {
 	}
 	switch kind + "." {
 	case bus.JobSpecPrefix:
-		_ = json.Unmarshal(e.Value(), &r.Spec)
+		if spec, err := decodeSpec(e.Key(), e.Value()); err == nil {
+			r.Spec = spec
+		}
 	case bus.JobStatePrefix:
-		_ = json.Unmarshal(e.Value(), &r.Run)
+		if run, err := decodeRun(e.Value()); err == nil {
+			r.Run = run
+		}
+	}
+}
+
+// errNotAJob says a jobs bucket value is not what its key holds.
+var errNotAJob = errors.New("not a job")
+
+// decodeSpec reads the submission stored under key: one that does not decode, names no job, or
+// names a job other than its key's is errNotAJob.
+func decodeSpec(key string, data []byte) (JobSpec, error) {
+	var j JobSpec
+	if err := json.Unmarshal(data, &j); err != nil {
+		return j, fmt.Errorf("%w: %w", errNotAJob, err)
+	}
+	if j.Workload.Job == nil || j.Workload.Name == "" {
+		return j, fmt.Errorf("%w: no job workload", errNotAJob)
+	}
+	if want := specKey(j.Workload.Name); key != want {
+		return j, fmt.Errorf("%w: the submission of job %q belongs under %s", errNotAJob, j.Workload.Name, want)
+	}
+	return j, nil
+}
+
+// decodeRun reads a job's run: one that does not decode or has no known state is errNotAJob.
+func decodeRun(data []byte) (JobRun, error) {
+	var r JobRun
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("%w: %w", errNotAJob, err)
+	}
+	switch r.State {
+	case events.JobSubmitted, events.JobRunning, events.JobWaiting, events.JobCheckpointing,
+		events.JobFinished, events.JobCancelled, events.JobFailed:
+		return r, nil
+	}
+	return r, fmt.Errorf("%w: state %q", errNotAJob, r.State)
+}
+
+// restoreSpec writes j over a submission key that holds something else (rev: the revision
+// found), by a compare-and-set on that revision. It reports false when someone wrote the key
+// meanwhile.
+func (k jobKV) restoreSpec(ctx context.Context, j JobSpec, rev uint64) (bool, error) {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return false, fmt.Errorf("encoding job %s: %w", j.Workload.Name, err)
+	}
+	_, err = k.kv.Update(ctx, specKey(j.Workload.Name), data, rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("restoring job %s: %w", j.Workload.Name, err)
+	}
+	return true, nil
+}
+
+// ensureSpec is create for a job of bursar.yaml: when the key holds something that is not the
+// job's submission, it is reported and replaced by j (submitted now: the original time is lost).
+func (k jobKV) ensureSpec(ctx context.Context, j JobSpec, report func(Corruption)) error {
+	if _, err := k.create(ctx, j); err != nil {
+		return err
+	}
+	e, err := k.kv.Get(ctx, specKey(j.Workload.Name))
+	if err != nil {
+		return fmt.Errorf("reading job %s: %w", j.Workload.Name, err)
+	}
+	if _, derr := decodeSpec(e.Key(), e.Value()); derr != nil {
+		report(corruptionOf(e, derr, "restored from bursar.yaml, submitted now"))
+		_, err = k.restoreSpec(ctx, j, e.Revision())
+	}
+	return err
+}
+
+// badSpec reports a submission key that holds something else, and queues it for the leader to
+// restore from its table; a job it does not know (submitted while no arbiter ran) is lost and
+// must be submitted again. s.mu is held.
+func (s *Service) badSpec(e jetstream.KeyValueEntry, err error) {
+	action := "the job is unknown here: submit it again"
+	if s.jobNamed(e.Key()) != nil {
+		action = "the leader writes the submission it knows back over it"
+		s.badSpecs[e.Key()] = e.Revision()
+	}
+	s.corrupt.report(corruptionOf(e, err, action))
+}
+
+// badRun reports a run key that holds something else; the leader writes its run of the job back
+// at its next save. s.mu is held.
+func (s *Service) badRun(e jetstream.KeyValueEntry, err error) {
+	s.corrupt.report(corruptionOf(e, err, "the leader writes the job's run it knows back over it"))
+	name := strings.TrimPrefix(e.Key(), bus.JobStatePrefix)
+	for n, j := range s.jobs {
+		if stateKey(n) == e.Key() || n == name {
+			j.saved = JobRun{} // differs from any run: saveJobs writes it
+		}
+	}
+	signal(s.jobsSave)
+}
+
+// jobNamed is the job whose submission key is key; s.mu is held.
+func (s *Service) jobNamed(key string) *job {
+	for n, j := range s.jobs {
+		if specKey(n) == key {
+			return j
+		}
+	}
+	return nil
+}
+
+// restoreSpecs writes back, while leading, the submissions badSpec queued, each by a
+// compare-and-set on the revision found there.
+func (s *Service) restoreSpecs(ctx context.Context, kv jobKV) {
+	s.mu.Lock()
+	if !s.leading || len(s.badSpecs) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	todo := map[string]JobSpec{}
+	revs := maps.Clone(s.badSpecs)
+	clear(s.badSpecs)
+	for key := range revs {
+		if j := s.jobNamed(key); j != nil {
+			todo[key] = j.Spec
+		}
+	}
+	s.mu.Unlock()
+	for key, spec := range todo {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ok, err := kv.restoreSpec(cctx, spec, revs[key])
+		cancel()
+		switch {
+		case err != nil:
+			s.log.Warn("could not restore a job's submission; will retry", "key", key, "err", err)
+			s.mu.Lock()
+			s.badSpecs[key] = revs[key]
+			s.mu.Unlock()
+		case ok:
+			s.log.Info("restored a job's submission", "key", key)
+		}
 	}
 }

@@ -37,6 +37,10 @@ type Options struct {
 	Caps     Caps                  // default: NoCaps
 	Policy   placement.Policy
 	Books    BookStore // default: the placement bucket (KVBooks)
+	// OnCorrupt, when set, is told of each value in the arbiter's buckets that does not decode
+	// (besides the error log and bursar_arbiter_corrupt_values_total); the system posts it to
+	// Slack. It must not block.
+	OnCorrupt func(Corruption)
 
 	// Identity names this arbiter in the lease (default hostname-pid). An arbiter restarted under
 	// the same identity takes its own unexpired lease back at once.
@@ -71,6 +75,9 @@ func (o *Options) defaults() error {
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	if err := checkIdentity(o.Identity); err != nil {
+		return err
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -111,6 +118,8 @@ type Service struct {
 	pub   *bus.Publisher
 	store BookStore
 	lease *lease
+	// corrupt reports values in the buckets that are not what their keys hold (corrupt.go).
+	corrupt *corruptions
 
 	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce. fullReq asks
 	// planLoop for a full pass, with its trigger: full passes run there, so that the loop answers
@@ -150,11 +159,17 @@ type Service struct {
 	// guards them. jobsSave wakes the job loop to write what changed.
 	jobs     jobs
 	jobsSave chan struct{}
+	// badSpecs are the submission keys found holding something else, by the revision found;
+	// the leader writes the job's submission back over them (restoreSpecs). s.mu guards it.
+	badSpecs map[string]uint64
 }
 
 // New builds a service; Run starts it.
 func New(ctx context.Context, o Options) (*Service, error) {
 	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	if err := checkPayload(o.Config, o.JS.Conn().MaxPayload()); err != nil {
 		return nil, err
 	}
 	pkv, err := o.JS.KeyValue(ctx, bus.BucketPlacement)
@@ -165,15 +180,18 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening KV bucket %s: %w", bus.BucketLeases, err)
 	}
+	log := o.Log.With("arbiter", o.Identity)
+	corrupt := newCorruptions(o.Registry, log.Error, o.OnCorrupt)
 	store := o.Books
 	if store == nil {
-		store = KVBooks{pkv}
+		store = KVBooks{KV: pkv, OnCorrupt: corrupt.report}
 	}
-	s := &Service{o: o, log: o.Log.With("arbiter", o.Identity), m: newMetrics(o.Registry), mk: newMarket(o.Config),
+	s := &Service{o: o, log: log, m: newMetrics(o.Registry), mk: newMarket(o.Config),
 		pub: bus.NewPublisher(o.JS), store: store, lease: newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
-		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
+		corrupt: corrupt, urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
 		saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(),
-		jobs: jobs{}, jobsSave: make(chan struct{}, 1)}
+		jobs: jobs{}, jobsSave: make(chan struct{}, 1), badSpecs: map[string]uint64{}}
+	s.lease.onCorrupt = corrupt.report
 	return s, nil
 }
 

@@ -32,7 +32,14 @@ type Revision struct {
 // writes it (ServeAdmin); the budget commands read it and ask the arbiter to write (Admin).
 type Store struct {
 	kv jetstream.KeyValue
+	// OnCorrupt, when set, is told of each value Watch finds that is not a policy revision of
+	// its key (ErrCorrupt), and what was done about it.
+	OnCorrupt func(e jetstream.KeyValueEntry, err error, action string)
 }
+
+// ErrCorrupt says a value of the budgets bucket is not a policy revision of its key: written by
+// something other than the arbiter (a server's reply stored through a reply subject).
+var ErrCorrupt = errors.New("not a budget policy revision")
 
 // NewStore returns a store over an open bucket.
 func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
@@ -166,7 +173,8 @@ func (s *Store) Watch(ctx context.Context, apply func([]Policy)) error {
 	}
 	defer w.Stop() //nolint:errcheck // nothing to do about it at exit
 	live := map[string]Policy{}
-	loaded := false // the watcher sends nil once the current contents are read
+	good := map[string][]byte{} // the last value of each key that was a revision
+	loaded := false             // the watcher sends nil once the current contents are read
 	for {
 		select {
 		case <-ctx.Done():
@@ -175,16 +183,67 @@ func (s *Store) Watch(ctx context.Context, apply func([]Policy)) error {
 			if !ok {
 				return errors.New("watching budget policies: the watcher stopped")
 			}
-			if e == nil {
+			switch {
+			case e == nil:
 				loaded = true
-			} else {
+			case e.Operation() == jetstream.KeyValuePut && !isRevision(e):
+				s.restore(ctx, e, good[e.Key()])
+				continue // the policy stays as it was
+			default:
 				update(live, e)
+				good[e.Key()] = e.Value()
+				if e.Operation() != jetstream.KeyValuePut {
+					delete(good, e.Key())
+				}
 			}
 			if loaded {
 				apply(values(live))
 			}
 		}
 	}
+}
+
+func isRevision(e jetstream.KeyValueEntry) bool {
+	_, err := decodeRevision(e)
+	return err == nil
+}
+
+// restore writes the last revision of a key over a value that is not one, by a compare-and-set
+// on its revision: from the watch's memory, else from the bucket's history. A key with no
+// revision to go back to is deleted (the policy then does not exist, as before the value came).
+func (s *Store) restore(ctx context.Context, e jetstream.KeyValueEntry, last []byte) {
+	_, derr := decodeRevision(e)
+	if last == nil {
+		last = s.lastRevision(ctx, e.Key())
+	}
+	var err error
+	action := "the last revision of the policy is written back over it; the policy applies as it was"
+	if last != nil {
+		_, err = s.kv.Update(ctx, e.Key(), last, e.Revision())
+	} else {
+		action = "no revision of the key to go back to: it is deleted"
+		err = s.kv.Delete(ctx, e.Key(), jetstream.LastRevision(e.Revision()))
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		action += fmt.Sprintf(" (failed: %v; tried again at the next restart)", err)
+	}
+	if s.OnCorrupt != nil {
+		s.OnCorrupt(e, derr, action)
+	}
+}
+
+// lastRevision is the newest value of key's history that is a revision, nil if none is kept.
+func (s *Store) lastRevision(ctx context.Context, key string) []byte {
+	hist, err := s.kv.History(ctx, key)
+	if err != nil {
+		return nil
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		if hist[i].Operation() == jetstream.KeyValuePut && isRevision(hist[i]) {
+			return hist[i].Value()
+		}
+	}
+	return nil
 }
 
 func update(live map[string]Policy, e jetstream.KeyValueEntry) {
@@ -208,7 +267,11 @@ func values(m map[string]Policy) []Policy {
 func decodeRevision(e jetstream.KeyValueEntry) (Revision, error) {
 	var r Revision
 	if err := json.Unmarshal(e.Value(), &r); err != nil {
-		return r, fmt.Errorf("decoding budget policy %q revision %d: %w", e.Key(), e.Revision(), err)
+		return r, fmt.Errorf("decoding budget policy %q revision %d: %w: %w", e.Key(), e.Revision(), ErrCorrupt, err)
+	}
+	if r.Policy.Name != e.Key() || strings.TrimSpace(r.Actor) == "" {
+		return r, fmt.Errorf("budget policy %q revision %d names policy %q, actor %q: %w",
+			e.Key(), e.Revision(), r.Policy.Name, r.Actor, ErrCorrupt)
 	}
 	r.Revision = e.Revision()
 	return r, nil

@@ -53,7 +53,9 @@ func (s *System) budgets(o Options) (*arbiter.Budgets, error) {
 	}
 	approvals := slack.NewApprovals(api, sc.Channel, bus.NewPublisher(ao.JS), now, log)
 	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: ao.Config, JS: ao.JS, Approvals: SlackApprovals{approvals},
-		Clock: ao.Clock, Log: log, OnAlert: onAlert})
+		Clock: ao.Clock, Log: log, OnAlert: onAlert,
+		// The service is built after the budgets and before anything runs: it reports for both.
+		OnCorrupt: func(c arbiter.Corruption) { s.Service.ReportCorrupt(c) }})
 	SlackApprovals{approvals}.Answer(b)
 	s.parts = append(s.parts, b.Run, func(ctx context.Context) error { return approvals.Run(ctx, approvalSweep) })
 	switch {
@@ -163,4 +165,27 @@ func (offlineChat) PostEphemeralContext(context.Context, string, string, ...slac
 
 func (offlineChat) GetUserGroupMembersContext(context.Context, string, ...slackapi.GetUserGroupMembersOption) ([]string, error) {
 	return nil, nil
+}
+
+// corruptAlerts posts each corrupt value the arbiter finds to Slack, off the caller's path; nil
+// without Slack (the arbiter's error log and metric still say it).
+func corruptAlerts(sc slack.Config, log *slog.Logger) func(arbiter.Corruption) {
+	if !sc.Enabled() {
+		return nil
+	}
+	client, _ := sc.Client()
+	notifier := slack.NewNotifier(client, sc.Channel, log)
+	return func(c arbiter.Corruption) {
+		a := slack.StoreCorrupt{Bucket: c.Bucket, Key: c.Key, Revision: c.Revision, Found: c.Found, Action: c.Action}
+		if c.Err != nil {
+			a.Why = c.Err.Error()
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			if _, err := notifier.Post(ctx, a); err != nil {
+				log.Warn("posting a corrupt value alert to slack", "key", c.Key, "err", err)
+			}
+		}()
+	}
 }

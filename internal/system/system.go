@@ -68,6 +68,9 @@ func New(ctx context.Context, o Options) (*System, error) {
 		return nil, err
 	}
 	ao.Gate, ao.Caps = b, b
+	if ao.OnCorrupt == nil {
+		ao.OnCorrupt = corruptAlerts(o.Slack, s.log)
+	}
 	svc, err := arbiter.New(ctx, ao)
 	if err != nil {
 		return nil, err
