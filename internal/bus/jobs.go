@@ -33,6 +33,6 @@ func JobAdminSubject(user, op string) string {
 // JobAdminSubject and reads of the jobs bucket (for status). Only the arbiter writes the bucket.
 func addJobPermissions(p *server.Permissions, user string) *server.Permissions {
 	p.Publish.Allow = append(p.Publish.Allow, JobAdminSubject(user, ">"))
-	p.Publish.Allow = append(p.Publish.Allow, readStream(kvStream(BucketJobs))...)
+	p.Publish.Allow = append(p.Publish.Allow, readBucket(BucketJobs)...)
 	return p
 }
