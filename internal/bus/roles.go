@@ -141,10 +141,14 @@ func CredsDir(storeDir string) string { return filepath.Join(storeDir, "creds") 
 func SeedFile(dir, role string) string { return filepath.Join(dir, role+".nk") }
 
 // LoadOrCreateKeys returns each role's public nkey, writing a new seed (mode 0600) for a role
-// that has none yet, so the first start creates the keys and later starts reuse them.
+// that has none yet, so the first start creates the keys and later starts reuse them. A key or
+// the directory open to others than Bursar's user is refused (checkPrivate).
 func LoadOrCreateKeys(dir string) (map[string]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating NATS credentials dir %s: %w", dir, err)
+	}
+	if err := checkKeyDir(dir); err != nil {
+		return nil, err
 	}
 	keys := make(map[string]string, len(Roles))
 	for _, role := range Roles {
