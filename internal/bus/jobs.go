@@ -20,7 +20,7 @@ const (
 
 func jobsBucket(o Options) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{Bucket: BucketJobs, Description: "deadline-bound jobs: submissions and their state",
-		History: 8, Replicas: o.Replicas, Storage: jetstream.FileStorage}
+		History: 8, Replicas: o.Replicas, Storage: jetstream.FileStorage, MaxBytes: o.BucketMaxBytes, MaxValueSize: o.BucketMaxValue}
 }
 
 // JobAdminSubject is the subject user asks the arbiter to submit or cancel a job on
