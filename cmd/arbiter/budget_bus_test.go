@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/bursar-dev/bursar/internal/budget"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
@@ -30,7 +28,7 @@ func startBudgetBus(t *testing.T, people ...string) *budgetBus {
 	t.Helper()
 	b := &budgetBus{passwordFiles: map[string]string{}}
 	dir := t.TempDir()
-	var users []*server.User
+	var users []bus.User
 	for _, p := range people {
 		pw := rand.Text()
 		file := filepath.Join(dir, p+".pw")
@@ -38,7 +36,7 @@ func startBudgetBus(t *testing.T, people ...string) *budgetBus {
 			t.Fatal(err)
 		}
 		b.passwordFiles[p] = file
-		users = append(users, &server.User{Username: p, Password: pw, Permissions: bus.BudgetPermissions(p)})
+		users = append(users, bus.User{Role: bus.RoleBudget, Name: p, Password: pw, Permissions: bus.BudgetPermissions(p)})
 	}
 	b.Env = bustest.StartWith(t, users...)
 	return b

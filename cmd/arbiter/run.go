@@ -84,6 +84,7 @@ stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 	f.DurationVar(&o.stale.Prices, "stale-prices", alert.DefaultPriceStale, "Slack alert when a price source (per source and provider) publishes nothing for this long. "+
 		"The collector publishes only changed prices, and every offer at its snapshot (collector.yaml snapshot, default every 6h): keep this above the snapshot interval. 0 turns the alert off")
 	f.DurationVar(&o.stale.Telemetry, "stale-telemetry", alert.DefaultTelemetryStale, "Slack alert when a location's GPU samples or token counters stop for this long; 0 turns the alert off")
+	f.Float64Var(&o.stale.Fill, "stream-fill-alert", bus.DefaultFillAlert, "Slack alert when a stream or bucket holds this share of its byte limit (metric bursar_stream_fill_ratio); 0 turns the alert off")
 	return cmd
 }
 
@@ -111,6 +112,7 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		return fmt.Errorf("%w (with --stream-replicas %d: a NATS cluster needs at least that many JetStream servers)", err, o.replicas)
 	}
 	reg := cli.NewRegistry()
+	reg.MustRegister(bus.NewFillCollector(js))
 	var group run.Group
 	checks := []health.Check{health.NATS(nc), health.Streams(js, bus.Market, bus.Telemetry, bus.Fleet)}
 	if !o.noHistory {
@@ -234,6 +236,9 @@ func checkStale(th alert.Thresholds) error {
 	}
 	if th.Telemetry < 0 {
 		return fmt.Errorf("--stale-telemetry %s: must be 0 (off) or more, e.g. 2m", th.Telemetry)
+	}
+	if th.Fill < 0 || th.Fill > 1 {
+		return fmt.Errorf("--stream-fill-alert %g: must be 0 (off) or a share of the limit up to 1, e.g. 0.8", th.Fill)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ func TestCheckStale(t *testing.T) {
 		{"off", alert.Thresholds{}, ""},
 		{"negative prices", alert.Thresholds{Prices: -time.Minute}, "--stale-prices -1m0s"},
 		{"negative telemetry", alert.Thresholds{Telemetry: -time.Second}, "--stale-telemetry -1s"},
+		{"fill over the limit", alert.Thresholds{Fill: 1.5}, "--stream-fill-alert 1.5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -120,6 +120,7 @@ func (s *Service) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		s.tick(s.o.Clock.Now())
+		s.checkFills(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -258,6 +259,26 @@ func (s *Service) tick(now time.Time) {
 	}
 }
 
+// checkFills alerts on the streams filling up to their byte limits.
+func (s *Service) checkFills(ctx context.Context) {
+	if s.o.Thresholds.Fill <= 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	fills, err := bus.Fills(rctx, s.o.JS)
+	if err != nil {
+		s.log.Warn("cannot read how full the streams are", "err", err)
+		return
+	}
+	s.mu.Lock()
+	alerts := s.tr.Fills(fills)
+	s.mu.Unlock()
+	for _, a := range alerts {
+		s.send(a)
+	}
+}
+
 // send queues an alert for posting, on the leader only. It never blocks a consumer: with the
 // queue full (Slack down for long), the alert is dropped and logged.
 func (s *Service) send(a slack.Alert) {
@@ -334,6 +355,8 @@ func kindOf(a slack.Alert) string {
 		return "source_back"
 	case slack.EventRefused:
 		return "event_refused"
+	case slack.StreamFilling:
+		return "stream_filling"
 	}
 	return "other"
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/slack"
 )
@@ -29,6 +30,7 @@ const (
 type Thresholds struct {
 	Prices    time.Duration // price.observed, per source and provider
 	Telemetry time.Duration // gpu.sample and tokens.sample, per location
+	Fill      float64       // share of a stream's byte limit (bus.DefaultFillAlert)
 }
 
 // failedMemory is how long a failed action is remembered, so a re-sent failure is not alerted twice.
@@ -41,11 +43,12 @@ type Tracker struct {
 	failed   map[string]time.Time // workload/action id -> when it failed
 	sources  map[string]*source
 	reclaims *reclaims
+	filling  map[string]bool // streams announced over the fill threshold
 }
 
 // NewTracker returns a tracker with the given thresholds.
 func NewTracker(th Thresholds) *Tracker {
-	return &Tracker{th: th, failed: map[string]time.Time{}, sources: map[string]*source{}, reclaims: newReclaims()}
+	return &Tracker{th: th, failed: map[string]time.Time{}, sources: map[string]*source{}, reclaims: newReclaims(), filling: map[string]bool{}}
 }
 
 // Observe folds one event and returns the alerts it completes.
@@ -79,6 +82,26 @@ func (t *Tracker) Tick(now time.Time) []slack.Alert {
 		}
 	}
 	return append(out, t.reclaims.tick(now)...)
+}
+
+// Fills alerts once for each stream whose fill rises over the threshold; it is announced again
+// only after it fell back under nine tenths of it, so a stream hovering there is not a flood.
+func (t *Tracker) Fills(fills []bus.Fill) []slack.Alert {
+	if t.th.Fill <= 0 {
+		return nil
+	}
+	var out []slack.Alert
+	for _, f := range fills {
+		r := f.Ratio()
+		switch {
+		case !t.filling[f.Stream] && r >= t.th.Fill:
+			t.filling[f.Stream] = true
+			out = append(out, slack.StreamFilling{Stream: f.Stream, Bytes: int64(f.Bytes), MaxBytes: f.MaxBytes})
+		case t.filling[f.Stream] && r < 0.9*t.th.Fill:
+			delete(t.filling, f.Stream)
+		}
+	}
+	return out
 }
 
 // failure alerts once per action: the arbiter retries an action several times before it gives

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/bursar-dev/bursar/internal/bus"
@@ -24,7 +23,7 @@ import (
 func adminEnv(t *testing.T) (*bustest.Env, *Store, string) {
 	t.Helper()
 	pw := rand.Text()
-	env := bustest.StartWith(t, &server.User{Username: "alice", Password: pw, Permissions: bus.BudgetPermissions("alice")})
+	env := bustest.StartWith(t, bus.User{Role: bus.RoleBudget, Name: "alice", Password: pw, Permissions: bus.BudgetPermissions("alice")})
 	ctx := context.Background()
 	s, err := OpenStore(ctx, env.JS)
 	if err != nil {

@@ -81,6 +81,12 @@ func (a Auth) credential() (nats.Option, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if err := checkPrivate(a.DefaultCreds); err != nil {
+		return nil, err
+	}
+	if err := checkPrivate(path); err != nil {
+		return nil, err
+	}
 	return nkeyOption(path)
 }
 

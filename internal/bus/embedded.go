@@ -2,10 +2,13 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,8 +27,9 @@ type EmbeddedOptions struct {
 	// TLSCert and TLSKey are the server's certificate and key files; a listen address other
 	// than loopback needs them.
 	TLSCert, TLSKey string
-	// Users are extra password users beside the roles' keys (tests use one; see bustest).
-	Users []*server.User
+	// Users are extra users beside the roles' keys, each in its role's account (tests use
+	// password users; see bustest).
+	Users []User
 	// Log receives the server's own warnings and errors (its notices as debug lines); nil
 	// discards them.
 	Log *slog.Logger
@@ -65,6 +69,11 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, error) {
 	if err := os.MkdirAll(o.StoreDir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating NATS store %s: %w", o.StoreDir, err)
 	}
+	if o.Cluster == nil {
+		if err := adoptDefaultAccount(o.StoreDir); err != nil {
+			return nil, err
+		}
+	}
 	opts, err := serverOptions(o)
 	if err != nil {
 		return nil, err
@@ -98,11 +107,16 @@ func serverOptions(o EmbeddedOptions) (*server.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &server.Options{
-		ServerName: "bursar-embedded", Host: o.Host, Port: o.Port,
-		JetStream: true, StoreDir: o.StoreDir, NoSigs: true, NoLog: o.Log == nil,
-		Nkeys: nkeyUsers(keys), Users: o.Users,
+	accounts, err := AccountsConfig(roleUsers(keys, o.Users))
+	if err != nil {
+		return nil, err
 	}
+	opts := &server.Options{}
+	if err := opts.ProcessConfigString(accounts); err != nil {
+		return nil, fmt.Errorf("configuring embedded NATS accounts: %w", err)
+	}
+	opts.ServerName, opts.Host, opts.Port = "bursar-embedded", o.Host, o.Port
+	opts.JetStream, opts.StoreDir, opts.NoSigs, opts.NoLog = true, o.StoreDir, true, o.Log == nil
 	if c := o.Cluster; c != nil {
 		if c.Name == "" || c.Node == "" {
 			return nil, fmt.Errorf("an embedded NATS cluster node needs a cluster name and a node name")
@@ -185,6 +199,30 @@ func Ready(ctx context.Context, js jetstream.JetStream, streams ...string) error
 		if _, err := js.Stream(ctx, name); err != nil {
 			return fmt.Errorf("stream %s: %w (start \"arbiter run\" once against this NATS: it creates the streams)", name, err)
 		}
+	}
+	return nil
+}
+
+// StreamDir is where the embedded server started on storeDir keeps stream's files.
+func StreamDir(storeDir, stream string) string {
+	return filepath.Join(storeDir, "jetstream", Account(RoleArbiter), "streams", stream)
+}
+
+// adoptDefaultAccount moves the streams and buckets of a store written before the roles had
+// accounts (JetStream's default account, $G) to the arbiter's account, so an upgrade keeps its
+// budgets, placements and audit log. Only a single server's store can move this way: a cluster's
+// is described in its meta log (docs/security.md says how to move one).
+func adoptDefaultAccount(storeDir string) error {
+	old := filepath.Join(storeDir, "jetstream", "$G")
+	dst := filepath.Join(storeDir, "jetstream", Account(RoleArbiter))
+	if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(dst); err == nil {
+		return nil
+	}
+	if err := os.Rename(old, dst); err != nil {
+		return fmt.Errorf("moving the NATS store's streams from %s to %s (the arbiter's account): %w", old, dst, err)
 	}
 	return nil
 }

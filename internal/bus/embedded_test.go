@@ -31,7 +31,7 @@ func TestNonLoopbackListenNeedsTLS(t *testing.T) {
 		{"0.0.0.0", true, true},
 	} {
 		t.Run(tt.host, func(t *testing.T) {
-			o := EmbeddedOptions{Host: tt.host, StoreDir: t.TempDir(), CredsDir: t.TempDir()}
+			o := EmbeddedOptions{Host: tt.host, StoreDir: t.TempDir(), CredsDir: privateDir(t)}
 			if tt.tls {
 				o.TLSCert, o.TLSKey = cert, key
 			}
@@ -75,7 +75,7 @@ func TestKeysAreMadeOnceAndPrivate(t *testing.T) {
 
 func TestMalformedKeyFileIsRefused(t *testing.T) {
 	for _, content := range []string{"", "not a seed\n", "SUAXXXX\n", "UAB4QJ2EKD3LWPFAXDZ3UBV2CIRKI4HDVTIP6YETCVWMRF5QMRAXCNNC\n"} {
-		dir := t.TempDir()
+		dir := privateDir(t)
 		if err := os.WriteFile(SeedFile(dir, RoleArbiter), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +84,16 @@ func TestMalformedKeyFileIsRefused(t *testing.T) {
 			t.Errorf("%q: err = %v, want one naming the file", content, err)
 		}
 	}
+}
+
+// privateDir is a new directory only its owner may enter, as a credentials dir must be.
+func privateDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "creds")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func FuzzKeyFile(f *testing.F) {

@@ -20,7 +20,7 @@ const (
 
 func jobsBucket(o Options) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{Bucket: BucketJobs, Description: "deadline-bound jobs: submissions and their state",
-		History: 8, Replicas: o.Replicas, Storage: jetstream.FileStorage}
+		History: 8, Replicas: o.Replicas, Storage: jetstream.FileStorage, MaxBytes: o.BucketMaxBytes, MaxValueSize: o.BucketMaxValue}
 }
 
 // JobAdminSubject is the subject user asks the arbiter to submit or cancel a job on
@@ -33,6 +33,6 @@ func JobAdminSubject(user, op string) string {
 // JobAdminSubject and reads of the jobs bucket (for status). Only the arbiter writes the bucket.
 func addJobPermissions(p *server.Permissions, user string) *server.Permissions {
 	p.Publish.Allow = append(p.Publish.Allow, JobAdminSubject(user, ">"))
-	p.Publish.Allow = append(p.Publish.Allow, readStream(kvStream(BucketJobs))...)
+	p.Publish.Allow = append(p.Publish.Allow, readBucket(BucketJobs)...)
 	return p
 }

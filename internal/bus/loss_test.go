@@ -61,7 +61,7 @@ func TestAPublisherIsToldOfAStreamThatLostWhatItAcknowledged(t *testing.T) {
 		}
 	}
 	env.Restart(t, func() {
-		if err := testkit.Damage(filepath.Join(env.StoreDir, "jetstream", "$G", "streams", bus.Telemetry, "msgs")); err != nil {
+		if err := testkit.Damage(filepath.Join(bus.StreamDir(env.StoreDir, bus.Telemetry), "msgs")); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -29,26 +31,58 @@ func InboxPrefix(role string) string { return "_INBOX_" + role }
 
 const jsAPI = "$JS.API."
 
-// readStream is what reading one stream takes: its info, direct and stored message gets, and
-// the ephemeral (ordered) consumers a KV listing or watch creates.
-func readStream(stream string) []string {
-	return []string{
-		jsAPI + "STREAM.INFO." + stream,
-		jsAPI + "STREAM.MSG.GET." + stream,
-		jsAPI + "DIRECT.GET." + stream,
-		jsAPI + "DIRECT.GET." + stream + ".>",
-		jsAPI + "CONSUMER.CREATE." + stream + ".>",
-		jsAPI + "CONSUMER.INFO." + stream + ".>",
-		jsAPI + "CONSUMER.MSG.NEXT." + stream + ".>",
-		jsAPI + "CONSUMER.DELETE." + stream + ".>",
+// Account is the NATS account role's users live in. The streams and buckets live in the arbiter's
+// account alone; every other role has an account of its own that imports, as services, exactly
+// the subjects it may ask of the arbiter's (imports). NATS checks a publisher's permissions on a
+// message's subject but never on its reply subject, so within one account any role that may
+// publish into a stream, or ask JetStream anything, could have the server write its answer into
+// any stream or bucket of that account (a request with the reply subject $KV.bursar_leases.arbiter
+// stores the answer in the leader lease). Across a service import the server replaces the reply
+// subject with a _R_ response subject of its own that routes the answer back into the
+// requester's account, where no stream listens.
+func Account(role string) string {
+	if role == RoleArbiter {
+		return "BURSAR"
 	}
+	return "BURSAR_" + strings.ToUpper(role)
+}
+
+// eventSubjects are the subjects the collector publishes events on.
+var eventSubjects = []string{"bursar.price.>", "bursar.reclaim.>", "bursar.gpu.>", "bursar.tokens.>", "bursar.job.progress.>"}
+
+// imports lists what role's account imports from the arbiter's, each a service whose answers
+// come back on a response subject of the server's: all that role can reach of the streams,
+// buckets and the arbiter.
+func imports(role string) []string {
+	switch role {
+	case RoleCollector:
+		return append(slices.Clone(eventSubjects), jsAPI+"INFO", streamInfo(Market), streamInfo(Telemetry))
+	case RoleReport:
+		return append([]string{"bursar.query.>", jsAPI + "INFO"}, reportReads()...)
+	case RoleBudget:
+		pub := []string{BudgetAdminSubject("*", ">"), JobAdminSubject("*", ">"), jsAPI + "INFO"}
+		return append(pub, append(readBucket(BucketBudgets), readBucket(BucketJobs)...)...)
+	}
+	return nil
+}
+
+func streamInfo(stream string) string { return jsAPI + "STREAM.INFO." + stream }
+
+// readBucket is what reading one KV bucket takes: its stream's info (which also lists its keys)
+// and direct gets of its messages, by key or by sequence. No consumer: a push consumer delivers
+// to a subject of the client's choosing in the arbiter's account, a stream or bucket's subject
+// among them, so a role that could create one could write anywhere (ReadOnly reads without).
+func readBucket(bucket string) []string {
+	st := kvStream(bucket)
+	return []string{streamInfo(st), jsAPI + "DIRECT.GET." + st, jsAPI + "DIRECT.GET." + st + ".>"}
 }
 
 // kvStream is the stream behind a KV bucket.
 func kvStream(bucket string) string { return "KV_" + bucket }
 
 // Permissions returns what role may publish and subscribe to. Unknown roles get nil: the
-// server then refuses the key, because Users only lists known roles.
+// server then refuses the key, because Users only lists known roles. Beside its account's
+// imports a role's permissions name the same subjects, and its own inbox only.
 func Permissions(role string) *server.Permissions {
 	inbox := []string{InboxPrefix(role) + ".>"}
 	switch role {
@@ -57,17 +91,9 @@ func Permissions(role string) *server.Permissions {
 			Publish:   &server.SubjectPermission{Allow: []string{">"}},
 			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
 		}
-	case RoleCollector:
-		pub := []string{"bursar.price.>", "bursar.reclaim.>", "bursar.gpu.>", "bursar.tokens.>", "bursar.job.progress.>",
-			jsAPI + "INFO", jsAPI + "STREAM.INFO." + Market, jsAPI + "STREAM.INFO." + Telemetry}
+	case RoleCollector, RoleReport:
 		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: pub},
-			Subscribe: &server.SubjectPermission{Allow: inbox},
-		}
-	case RoleReport:
-		pub := append([]string{"bursar.query.>", jsAPI + "INFO"}, reportReads()...)
-		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: pub},
+			Publish:   &server.SubjectPermission{Allow: imports(role)},
 			Subscribe: &server.SubjectPermission{Allow: inbox},
 		}
 	case RoleBudget: // the arbiter CLI's role: budgets and jobs
@@ -85,9 +111,9 @@ func BudgetAdminSubject(user, op string) string {
 // BudgetPermissions are what a NATS user who changes budgets gets: requests on its own
 // BudgetAdminSubject only, and reads of the budget bucket. It cannot write the bucket, so the
 // arbiter, which takes the actor from the subject, is the only writer. An operator's cluster
-// gives each person's user the same (docs/security.md).
+// gives each person's user the same, in the budget role's account (docs/security.md).
 func BudgetPermissions(user string) *server.Permissions {
-	pub := append([]string{BudgetAdminSubject(user, ">"), jsAPI + "INFO"}, readStream(kvStream(BucketBudgets))...)
+	pub := append([]string{BudgetAdminSubject(user, ">"), jsAPI + "INFO"}, readBucket(BucketBudgets)...)
 	return &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: pub},
 		Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(RoleBudget) + ".>"}},
@@ -95,15 +121,14 @@ func BudgetPermissions(user string) *server.Permissions {
 }
 
 // reportReads is what report may ask JetStream: the state of every stream (report streams),
-// and the budget and placement buckets read with consumers. Event streams get no consumers: a
-// consumer's name is free, so allowing one would let report replace the recorder's durables.
+// and reads of the budget and placement buckets.
 func reportReads() []string {
 	var pub []string
 	for _, s := range []string{Market, Telemetry, Fleet, DLQ} {
-		pub = append(pub, jsAPI+"STREAM.INFO."+s)
+		pub = append(pub, streamInfo(s))
 	}
 	for _, b := range []string{BucketBudgets, BucketPlacement} {
-		pub = append(pub, readStream(kvStream(b))...)
+		pub = append(pub, readBucket(b)...)
 	}
 	return pub
 }
@@ -116,10 +141,14 @@ func CredsDir(storeDir string) string { return filepath.Join(storeDir, "creds") 
 func SeedFile(dir, role string) string { return filepath.Join(dir, role+".nk") }
 
 // LoadOrCreateKeys returns each role's public nkey, writing a new seed (mode 0600) for a role
-// that has none yet, so the first start creates the keys and later starts reuse them.
+// that has none yet, so the first start creates the keys and later starts reuse them. A key or
+// the directory open to others than Bursar's user is refused (checkPrivate).
 func LoadOrCreateKeys(dir string) (map[string]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating NATS credentials dir %s: %w", dir, err)
+	}
+	if err := checkKeyDir(dir); err != nil {
+		return nil, err
 	}
 	keys := make(map[string]string, len(Roles))
 	for _, role := range Roles {
@@ -177,15 +206,4 @@ func createKey(path string) (string, error) {
 		return "", fmt.Errorf("writing NATS key %s: %w", path, err)
 	}
 	return kp.PublicKey()
-}
-
-// nkeyUsers are the server's users: one per role, with that role's permissions.
-func nkeyUsers(keys map[string]string) []*server.NkeyUser {
-	users := make([]*server.NkeyUser, 0, len(keys))
-	for _, role := range Roles {
-		if pub, ok := keys[role]; ok {
-			users = append(users, &server.NkeyUser{Nkey: pub, Permissions: Permissions(role)})
-		}
-	}
-	return users
 }

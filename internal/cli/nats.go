@@ -65,7 +65,11 @@ func (g *Globals) Dial(ctx context.Context, url, role, name string, log *slog.Lo
 	if url == "" {
 		url = g.NATSURL()
 	}
-	return bus.Connect(ctx, url, name, log, opts...)
+	nc, js, err := bus.Connect(ctx, url, name, log, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nc, bus.ForRole(role, js), nil
 }
 
 // NATSOptions are role's connection options from the flags, for code that connects itself.

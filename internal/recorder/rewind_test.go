@@ -45,7 +45,7 @@ func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
 				}
 			}
 			env.Restart(t, func() {
-				if err := testkit.Damage(filepath.Join(env.StoreDir, "jetstream", "$G", "streams", bus.Telemetry, "msgs")); err != nil {
+				if err := testkit.Damage(filepath.Join(bus.StreamDir(env.StoreDir, bus.Telemetry), "msgs")); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -90,7 +90,7 @@ func TestAStreamThatRenumberedWhatWasReadIsRecordedAgain(t *testing.T) {
 		Log: slog.New(slog.NewTextHandler(logs, nil))})
 	settled(t, env, "recorder", bus.Telemetry)
 	env.Restart(t, func() {
-		if err := testkit.Damage(filepath.Join(env.StoreDir, "jetstream", "$G", "streams", bus.Telemetry, "msgs")); err != nil {
+		if err := testkit.Damage(filepath.Join(bus.StreamDir(env.StoreDir, bus.Telemetry), "msgs")); err != nil {
 			t.Fatal(err)
 		}
 	})

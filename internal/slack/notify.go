@@ -254,6 +254,28 @@ func (s SourceStale) Blocks() []slack.Block {
 	return append(bs, note("Plans keep using the last data seen; check the collector's logs and /metrics"))
 }
 
+// StreamFilling says a stream or bucket holds more than the alert's share of its byte limit: at
+// the limit an event stream drops its oldest messages and a bucket refuses writes.
+type StreamFilling struct {
+	Stream          string
+	Bytes, MaxBytes int64
+}
+
+func (s StreamFilling) Text() string {
+	return fmt.Sprintf("Stream filling: %s holds %d%% of its %d MiB limit", s.Stream, s.percent(), s.MaxBytes>>20)
+}
+
+func (s StreamFilling) percent() int64 { return 100 * s.Bytes / max(s.MaxBytes, 1) }
+
+func (s StreamFilling) Blocks() []slack.Block {
+	return []slack.Block{
+		header("Stream filling: " + s.Stream),
+		fields("Holds", fmt.Sprintf("%d MiB (%d%%)", s.Bytes>>20, s.percent()), "Limit", fmt.Sprintf("%d MiB", s.MaxBytes>>20)),
+		note("At the limit an event stream drops its oldest messages and a bucket refuses writes; " +
+			"look for a publisher flooding it (a leaked key: rotate it) or raise the limit (docs/security.md)"),
+	}
+}
+
 // SourceBack says a source that was stale reports again.
 type SourceBack struct {
 	Source   string

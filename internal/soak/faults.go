@@ -203,7 +203,7 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 func (r *rig) damage(ctx context.Context, f *fault) {
 	before := r.telemetryState(ctx)
 	r.cl.stop(f.node)
-	r.fail(testkit.Damage(filepath.Join(r.cl.store(f.node), "jetstream", "$G", "streams", bus.Telemetry, "msgs")))
+	r.fail(testkit.Damage(filepath.Join(bus.StreamDir(r.cl.store(f.node), bus.Telemetry), "msgs")))
 	r.fail(r.cl.start(f.node))
 	r.note(f.at, "TELEMETRY before the damage: %s; after the restart: %s", before, r.telemetryState(ctx))
 }

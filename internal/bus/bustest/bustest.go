@@ -31,18 +31,18 @@ type Env struct {
 	CredsDir string
 	// StoreDir holds JetStream's files.
 	StoreDir string
-	users    []*server.User
+	users    []bus.User
 }
 
 // Start starts a server on a random port with a temporary store; it stops when the test ends.
 func Start(tb testing.TB) *Env { return StartWith(tb) }
 
-// StartWith is Start with more password users, such as the per-person users of a cluster.
-func StartWith(tb testing.TB, users ...*server.User) *Env {
+// StartWith is Start with more users, such as the per-person budget users of a cluster.
+func StartWith(tb testing.TB, users ...bus.User) *Env {
 	tb.Helper()
 	store := tb.TempDir()
 	pass := randomPassword(tb)
-	users = append([]*server.User{{Username: "bustest", Password: pass, Permissions: bus.Permissions(bus.RoleArbiter)}}, users...)
+	users = append([]bus.User{{Role: bus.RoleArbiter, Name: "bustest", Password: pass}}, users...)
 	env := &Env{CredsDir: bus.CredsDir(store), StoreDir: store, users: users}
 	env.start(tb, -1)
 	u, err := url.Parse(env.Server.ClientURL())
@@ -85,8 +85,8 @@ func (e *Env) Restart(tb testing.TB, whileDown func()) {
 	e.Conn, e.JS = e.ConnectAs(tb, bus.RoleArbiter)
 }
 
-// ConnectAs connects with role's key, as that program would on this machine; the connection
-// closes when the test ends.
+// ConnectAs connects with role's key, as that program would on this machine (its JetStream as
+// bus.ForRole gives it); the connection closes when the test ends.
 func (e *Env) ConnectAs(tb testing.TB, role string) (*nats.Conn, jetstream.JetStream) {
 	tb.Helper()
 	opts, err := e.Auth(role).Options()
@@ -100,7 +100,7 @@ func (e *Env) ConnectAs(tb testing.TB, role string) (*nats.Conn, jetstream.JetSt
 		tb.Fatal(err)
 	}
 	tb.Cleanup(nc.Close)
-	return nc, js
+	return nc, bus.ForRole(role, js)
 }
 
 // Auth is role's default authentication against this server.
