@@ -112,7 +112,7 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 			return err
 		}
 		defer st.Close()
-		checks = append(checks, health.Store(st))
+		checks = append(checks, health.Store(st), health.Recorder(reg, health.RecorderGrace, time.Now))
 		addContext(&group, ctx, newRecorder(js, st, reg, log, recorder.Config{}).Run)
 		if g.ClickHouse == "" { // this process owns the embedded store: answer report's queries
 			addContext(&group, ctx, func(ctx context.Context) error {
