@@ -24,7 +24,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/cli"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/health"
-	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/report"
 	"github.com/bursar-dev/bursar/internal/slack"
@@ -186,11 +185,11 @@ func actuators(cfg *fleetfile.Config, log *slog.Logger) (actuate.Router, error) 
 			}
 			r[l.Name] = k
 		case fleetfile.KindWebhook:
-			secret, err := pricesource.LoadSecret(a.SecretEnv, a.SecretFile)
+			secret, err := l.WebhookSecret(os.LookupEnv)
 			if err != nil {
-				return nil, fmt.Errorf("location %s: webhook secret: %w", l.Name, err)
+				return nil, err
 			}
-			r[l.Name] = &webhook.Hook{URL: a.URL, Secret: []byte(secret.Reveal()), Timeout: a.Timeout, Retries: a.Retries}
+			r[l.Name] = &webhook.Hook{URL: a.URL, Secret: secret, Timeout: a.Timeout, Retries: a.Retries}
 		case fleetfile.KindSim:
 			if s == nil {
 				s = sim.New(cfg, func() time.Time { return time.Now().UTC() })
