@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,9 @@ func newConfigCmd() *cobra.Command {
 			cfg, err := fleetfile.Load(args[0])
 			if err != nil {
 				return err
+			}
+			if err := cfg.CheckSecrets(os.LookupEnv); err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %d locations, %d workloads\n", args[0], len(cfg.Locations), len(cfg.Workloads))
 			return err

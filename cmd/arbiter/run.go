@@ -24,7 +24,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/cli"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/health"
-	"github.com/bursar-dev/bursar/internal/pricesource"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/report"
 	"github.com/bursar-dev/bursar/internal/slack"
@@ -121,7 +120,7 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 			return err
 		}
 		defer st.Close()
-		checks = append(checks, health.Store(st))
+		checks = append(checks, health.Store(st), health.Recorder(reg, health.RecorderGrace, time.Now))
 		addContext(&group, ctx, newRecorder(js, st, reg, log, recorder.Config{}).Run)
 		if g.ClickHouse == "" { // this process owns the embedded store: answer report's queries
 			addContext(&group, ctx, func(ctx context.Context) error {
@@ -195,11 +194,11 @@ func actuators(cfg *fleetfile.Config, log *slog.Logger) (actuate.Router, error) 
 			}
 			r[l.Name] = k
 		case fleetfile.KindWebhook:
-			secret, err := pricesource.LoadSecret(a.SecretEnv, a.SecretFile)
+			secret, err := l.WebhookSecret(os.LookupEnv)
 			if err != nil {
-				return nil, fmt.Errorf("location %s: webhook secret: %w", l.Name, err)
+				return nil, err
 			}
-			r[l.Name] = &webhook.Hook{URL: a.URL, Secret: []byte(secret.Reveal()), Timeout: a.Timeout, Retries: a.Retries}
+			r[l.Name] = &webhook.Hook{URL: a.URL, Secret: secret, Timeout: a.Timeout, Retries: a.Retries}
 		case fleetfile.KindSim:
 			if s == nil {
 				s = sim.New(cfg, func() time.Time { return time.Now().UTC() })

@@ -14,36 +14,50 @@ import (
 // maxTries is how often an action is tried before it is given up as failed.
 const maxTries = 5
 
-// step runs the workload's first runnable action through its life once. It reports whether the
-// workload may have more to run now.
+// step runs the workload's first runnable action, in any location, through its life once. It
+// reports whether the workload may have more to run now.
 func (s *Service) step(ctx context.Context, workload string) bool {
-	rec, resumed, ok := s.begin(ctx, workload)
+	more, _ := s.run(ctx, workload, func(Record) bool { return true })
+	return more
+}
+
+// stepAt is step for the workload's actions in one location (see lanes). wait is how long the
+// actuator asked to be left alone before the next try (Retry-After), 0 when it did not ask.
+func (s *Service) stepAt(ctx context.Context, workload, location string) (more bool, wait time.Duration) {
+	return s.run(ctx, workload, func(r Record) bool { return r.Target.Location == location })
+}
+
+// run takes the workload's first runnable action that in accepts through its life once.
+func (s *Service) run(ctx context.Context, workload string, in func(Record) bool) (more bool, wait time.Duration) {
+	rec, resumed, ok := s.begin(ctx, workload, in)
 	if !ok {
-		return false
+		return false, 0
 	}
 	if _, valid := s.lease.valid(); !valid {
-		return false // deposed between recording and calling: the successor resumes it
+		return false, 0 // deposed between recording and calling: the successor resumes it
 	}
 	if resumed && s.alreadyApplied(ctx, rec) {
-		return s.end(ctx, workload, rec, nil, "reconciled")
+		return s.end(ctx, workload, rec, nil, "reconciled"), 0
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	err := s.o.Actuator.Scale(cctx, rec.Target)
 	cancel()
-	return s.end(ctx, workload, rec, err, "applied")
+	return s.end(ctx, workload, rec, err, "applied"), askedWait(err)
 }
 
-// begin picks the workload's first action that is not waiting for approval and records, durably,
-// that its actuator is about to be called. resumed says the action was already marked calling:
-// an earlier call may have gone through.
-func (s *Service) begin(ctx context.Context, workload string) (rec Record, resumed, ok bool) {
+// begin picks the workload's first action that in accepts and that is not waiting for approval,
+// and records, durably, that its actuator is about to be called. resumed says the action was
+// already marked calling: an earlier call may have gone through.
+func (s *Service) begin(ctx context.Context, workload string, in func(Record) bool) (rec Record, resumed, ok bool) {
 	s.mu.Lock()
 	b := s.books[workload]
 	if !s.leading || b == nil {
 		s.mu.Unlock()
 		return rec, false, false
 	}
-	i := slices.IndexFunc(b.Actions, func(r Record) bool { return r.Stage == StageRecorded || r.Stage == StageCalling })
+	i := slices.IndexFunc(b.Actions, func(r Record) bool {
+		return (r.Stage == StageRecorded || r.Stage == StageCalling) && in(r)
+	})
 	if i < 0 {
 		s.mu.Unlock()
 		return rec, false, false

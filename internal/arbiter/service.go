@@ -51,7 +51,7 @@ type Options struct {
 	Debounce          time.Duration // wait after a price or demand change before planning (default 1s)
 	Interval          time.Duration // plan at least this often (default 30s)
 	ReportEvery       time.Duration // poll the actuator and publish replica.state (default 15s)
-	Workers           int           // actuator calls in parallel, one workload at a time each (default 4)
+	Workers           int           // actuator calls in parallel per location, one workload at a time each (default 4)
 	MarketLookback    time.Duration // prices replayed at start (default 7h: one collector snapshot)
 	TelemetryLookback time.Duration // samples replayed at start (default 10m)
 }
@@ -135,7 +135,7 @@ type Service struct {
 	// inputs are the followed subjects, set by follow before any message is folded.
 	inputs   []*input
 	isLeader atomic.Bool
-	work     []*queue      // per worker: workloads with actions to run
+	work     *lanes        // the workers running actions, per location; nil when Step runs them
 	saveReq  chan struct{} // wakes the saver
 	slots    sync.Map      // workload → *sync.Mutex: one write of its book at a time
 
@@ -208,11 +208,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	s.work = make([]*queue, s.o.Workers)
-	for i := range s.work {
-		s.work[i] = newQueue()
-		wg.Go(func() { s.worker(ctx, s.work[i]) })
-	}
+	s.startWorkers(ctx, &wg)
 	wg.Go(func() { s.reportLoop(ctx) })
 	wg.Go(func() { s.planLoop(ctx) })
 	wg.Go(func() { s.saveLoop(ctx) })

@@ -71,7 +71,7 @@ func Serve(ctx context.Context, addr string, reg *prometheus.Registry, checks []
 	if err != nil {
 		return fmt.Errorf("health and metrics endpoint on %s: %w (change it with --metrics-listen)", addr, err)
 	}
-	srv := &http.Server{Handler: Handler(reg, checks), ReadHeaderTimeout: 5 * time.Second}
+	srv := NewServer(Handler(reg, checks), DefaultTimeouts)
 	base := "http://" + ln.Addr().String()
 	log.Info("serving probes and metrics", "metrics", base+"/metrics", "livez", base+"/livez", "readyz", base+"/readyz")
 	errc := make(chan error, 1)

@@ -36,17 +36,25 @@ func Sign(secret string, ts int64, body []byte) string {
 // Verifier checks Slack request signatures. It is slack-go's SecretsVerifier with two additions:
 // the clock is injected (so staleness is testable) and each signature is accepted once, so a
 // captured request cannot be replayed within the five minutes its timestamp stays fresh.
+//
+// A signature is remembered by its bytes, not its text: hex is case-blind, so "v0=AB…" and
+// "v0=ab…" are the same signature and the second is a replay. What was seen is kept in memory
+// only, so a verifier refuses every request signed before it was made (in an earlier second): a
+// request accepted before a restart cannot be replayed after it. The price is that a click Slack
+// signed just before a restart is refused, and the user clicks again; the hole left is a replay
+// signed, accepted and repeated within the one second in which the new process started.
 type Verifier struct {
 	secret string
 	now    func() time.Time
+	start  int64 // Unix second the verifier was made in: older requests are refused
 
 	mu   sync.Mutex
-	seen map[string]time.Time // signature -> when it can be forgotten
+	seen map[string]time.Time // signature's bytes -> when it can be forgotten
 }
 
 // NewVerifier returns a verifier for the signing secret, reading time from now.
 func NewVerifier(secret string, now func() time.Time) *Verifier {
-	return &Verifier{secret: secret, now: now, seen: map[string]time.Time{}}
+	return &Verifier{secret: secret, now: now, start: now().Unix(), seen: map[string]time.Time{}}
 }
 
 // Verify checks the request's headers against its raw body.
@@ -57,28 +65,47 @@ func (v *Verifier) Verify(h http.Header, body []byte) error {
 	}
 	ts, err := strconv.ParseInt(stamp, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%w: timestamp %q is not a number", ErrBadSignature, stamp)
+		return fmt.Errorf("%w: timestamp %.40q is not a number", ErrBadSignature, stamp)
 	}
 	now := v.now()
 	if d := now.Sub(time.Unix(ts, 0)); d > MaxAge || d < -MaxAge {
 		return ErrStale
 	}
-	got, ok := strings.CutPrefix(sig, "v0=")
-	raw, err := hex.DecodeString(got)
+	raw, err := signature(sig)
 	want, _ := hex.DecodeString(strings.TrimPrefix(Sign(v.secret, ts, body), "v0="))
-	if !ok || err != nil || !hmac.Equal(raw, want) {
+	if err != nil || !hmac.Equal(raw, want) {
 		return ErrBadSignature
 	}
+	if ts < v.start {
+		return fmt.Errorf("%w: it was signed before this process started, and what was seen before is not kept", ErrReplayed)
+	}
+	return v.once(string(raw), time.Unix(ts, 0).Add(MaxAge), now)
+}
+
+// signature decodes a "v0=<hex>" header value to the signature's bytes, in either case of hex.
+func signature(sig string) ([]byte, error) {
+	hexSig, ok := strings.CutPrefix(sig, "v0=")
+	if !ok {
+		return nil, errors.New(`no "v0=" scheme`)
+	}
+	if len(hexSig) != 2*sha256.Size {
+		return nil, fmt.Errorf("%d hex digits, want %d", len(hexSig), 2*sha256.Size)
+	}
+	return hex.DecodeString(hexSig)
+}
+
+// once records the signature key as seen until until, refusing it if it was seen already.
+func (v *Verifier) once(key string, until, now time.Time) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for s, until := range v.seen {
-		if now.After(until) {
+	for s, u := range v.seen {
+		if now.After(u) {
 			delete(v.seen, s)
 		}
 	}
-	if _, dup := v.seen[sig]; dup {
+	if _, dup := v.seen[key]; dup {
 		return ErrReplayed
 	}
-	v.seen[sig] = time.Unix(ts, 0).Add(MaxAge)
+	v.seen[key] = until
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/health"
 	"github.com/bursar-dev/bursar/internal/slack"
 )
 
@@ -124,7 +125,7 @@ func serveInteractions(ctx context.Context, addr string, h http.Handler, log *sl
 	if err != nil {
 		return fmt.Errorf("--slack-listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := health.NewServer(mux, health.DefaultTimeouts)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -2,10 +2,12 @@ package webhook_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -63,5 +65,59 @@ func TestScaleBackoff(t *testing.T) {
 	}
 	if len(firstWaits) < 2 {
 		t.Errorf("%d hooks failing together all waited %v before retrying: no jitter", hooks, firstWaits)
+	}
+}
+
+// TestScaleHonoursRetryAfter: a receiver answering 429 with Retry-After: 30 is tried again no
+// sooner than 30 s later, not after the 0.3, 0.7, 1.4 s of the backoff.
+func TestScaleHonoursRetryAfter(t *testing.T) {
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if n.Add(1) <= 2 {
+					w.Header().Set("Retry-After", "30")
+					w.WriteHeader(status)
+				}
+			}))
+			defer srv.Close()
+			synctest.Test(t, func(t *testing.T) {
+				sent := &sendTimes{next: &http.Transport{DisableKeepAlives: true}}
+				h := &webhook.Hook{URL: srv.URL, Secret: secret, Client: &http.Client{Transport: sent},
+					Retries: 5, Backoff: 300 * time.Millisecond}
+				if err := h.Scale(context.Background(), actuate.Target{ActionID: "act-ra", Replicas: 1}); err != nil {
+					t.Fatal(err)
+				}
+				if len(sent.times) != 3 {
+					t.Fatalf("%d attempts, want 3", len(sent.times))
+				}
+				for i := range 2 {
+					if gap := sent.times[i+1].Sub(sent.times[i]); gap < 30*time.Second {
+						t.Errorf("wait %d = %v, want at least the 30s asked for", i+1, gap)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestRetryAfterBeyondTheDeadline: a wait the call's deadline cannot hold is not slept through;
+// the error says what was asked and carries it for the caller's next try.
+func TestRetryAfterBeyondTheDeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "120")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h := &webhook.Hook{URL: srv.URL, Secret: secret, Backoff: time.Millisecond}
+	err := h.Scale(ctx, actuate.Target{ActionID: "act-d"})
+	if err == nil || !strings.Contains(err.Error(), "retry after 2m0s") || ctx.Err() != nil {
+		t.Fatalf("err = %v (ctx %v), want the asked wait named before the deadline", err, ctx.Err())
+	}
+	var ra interface{ RetryAfterDelay() time.Duration }
+	if !errors.As(err, &ra) || ra.RetryAfterDelay() != 2*time.Minute {
+		t.Errorf("err carries no 2m Retry-After: %v", err)
 	}
 }

@@ -75,7 +75,12 @@ func Verify(secret []byte, ts, sig string, body []byte, now time.Time, maxAge ti
 }
 
 // Scale POSTs t until the hook answers 2xx. 4xx answers other than 408 and 429 are final: the
-// receiver refused the action. Other failures are retried with exponential backoff.
+// receiver refused the action. A 3xx is final too: a redirect is never followed, since following
+// it would send the signed action to a URL nobody configured (307) or turn it into a body-less GET
+// whose 2xx would record an action as applied that no receiver got (302). Other failures are
+// retried with exponential backoff; a 429 or 503 that asks for a longer wait with Retry-After
+// gets it. A wait that would outlast ctx's deadline is not begun: the error says how long the
+// receiver asked for, and carries it (RetryAfterDelay) for the caller's next try.
 func (h *Hook) Scale(ctx context.Context, t actuate.Target) error {
 	body, err := json.Marshal(t)
 	if err != nil {
@@ -92,26 +97,47 @@ func (h *Hook) Scale(ctx context.Context, t actuate.Target) error {
 	if retries <= 0 {
 		retries = 5
 	}
-	var last error
-	for attempt := 0; attempt <= retries; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("webhook %s: %w (last: %w)", redact.URL(h.URL), ctx.Err(), last)
-			case <-time.After(delays.Delay(attempt)):
-			}
-		}
+	where := redact.URL(h.URL)
+	for attempt := 0; ; attempt++ {
 		final, err := h.post(ctx, t.ActionID, body)
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if final {
+		case final:
 			return err
+		case attempt >= retries:
+			return fmt.Errorf("webhook %s: gave up after %d attempts: %w", where, retries+1, err)
 		}
-		last = err
+		var ra retryAfter
+		var asked time.Duration
+		if errors.As(err, &ra) {
+			asked = ra.RetryAfterDelay()
+		}
+		wait := delays.AtLeast(attempt+1, asked)
+		if d, ok := ctx.Deadline(); ok && asked > 0 && wait > time.Until(d) {
+			return fmt.Errorf("webhook %s: asked to retry after %v, beyond this call's deadline: %w", where, asked, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("webhook %s: %w (last: %w)", where, ctx.Err(), err)
+		case <-time.After(wait):
+		}
 	}
-	return fmt.Errorf("webhook %s: gave up after %d attempts: %w", redact.URL(h.URL), retries+1, last)
 }
+
+// retryAfter is an error that carries the wait a receiver asked for.
+type retryAfter interface{ RetryAfterDelay() time.Duration }
+
+// busyError is a 429 or 503 answer; after is its Retry-After, 0 when it asked for none.
+type busyError struct {
+	msg   string
+	after time.Duration
+}
+
+func (e *busyError) Error() string { return e.msg }
+
+// RetryAfterDelay is the wait the receiver asked for, 0 when it did not ask.
+func (e *busyError) RetryAfterDelay() time.Duration { return e.after }
 
 func (h *Hook) post(ctx context.Context, id string, body []byte) (final bool, err error) {
 	now := time.Now
@@ -134,26 +160,48 @@ func (h *Hook) post(ctx context.Context, id string, body []byte) (final bool, er
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
 		return false, nil
-	case resp.StatusCode == http.StatusNotFound:
+	case code >= 300 && code < 400:
+		return true, fmt.Errorf("webhook %s answered %s redirecting to %s: redirects are not followed (the signed "+
+			"action would go to a URL nobody configured); set the location's webhook url to the receiver's own address",
+			where, resp.Status, redirectTarget(resp))
+	case code == http.StatusNotFound:
 		return true, fmt.Errorf("%w: webhook %s answered 404 %q", actuate.ErrNotFound, where, msg)
-	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != 408 && resp.StatusCode != 429:
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return false, &busyError{msg: fmt.Sprintf("webhook %s: %s %q", where, resp.Status, msg), after: backoff.RetryAfter(resp.Header)}
+	case code >= 400 && code < 500 && code != http.StatusRequestTimeout:
 		return true, fmt.Errorf("webhook %s refused action %s: %s %q", where, id, resp.Status, msg)
 	}
 	return false, fmt.Errorf("webhook %s: %s %q", where, resp.Status, msg)
 }
 
+// redirectTarget names where a redirect pointed, redacted: it may carry a token of its own.
+func redirectTarget(resp *http.Response) string {
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return "nowhere (no Location header)"
+	}
+	if u, err := resp.Request.URL.Parse(loc); err == nil {
+		loc = u.String()
+	}
+	return redact.URL(loc)
+}
+
+// client is the hook's HTTP client, made never to follow a redirect (see Scale), whoever built it.
 func (h *Hook) client() *http.Client {
+	var c http.Client
 	if h.Client != nil {
-		return h.Client
+		c = *h.Client
+	} else {
+		c.Timeout = h.Timeout
+		if c.Timeout <= 0 {
+			c.Timeout = 10 * time.Second
+		}
 	}
-	t := h.Timeout
-	if t <= 0 {
-		t = 10 * time.Second
-	}
-	return &http.Client{Timeout: t}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
 }
 
 // Desired cannot be read back from a webhook: an interrupted action is sent again with its id.
