@@ -167,9 +167,10 @@ workloads:
 func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, submitYAML)
-	h.price("us-east-1a", events.Spot, 1.0)
+	spot := h.price("us-east-1a", events.Spot, 1.0)
 	r := h.startJobs()
 	eventually(t, "leading", r.Leading)
+	eventually(t, "the price is known", func() bool { return r.KnowsPrice(spot, 1.0) }) // a pass plans only then
 	nc, js := h.env.ConnectAs(t, bus.RoleBudget)
 	c, err := arbiter.NewJobClient(nc, bus.RoleBudget)
 	if err != nil {
@@ -235,9 +236,10 @@ func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 func TestJobReportedProgressWinsOverTheEstimate(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, jobYAML)
-	h.price("us-east-1a", events.Spot, 1.0)
+	spot := h.price("us-east-1a", events.Spot, 1.0)
 	r := h.startJobs()
 	eventually(t, "leading", r.Leading)
+	eventually(t, "the price is known", func() bool { return r.KnowsPrice(spot, 1.0) }) // a pass plans only then
 	for i := 0; r.JobState("tune") != events.JobRunning || i < 10; i++ {
 		if i == 60 {
 			t.Fatalf("the job is %q after an hour of rounds, want running", r.JobState("tune"))
