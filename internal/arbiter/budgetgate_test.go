@@ -158,11 +158,28 @@ func (br *budgetRig) click(t *testing.T, user, button, planID string) int {
 	return w.Code
 }
 
-// asked waits until n approval requests are pending in the running process, and returns them.
+// asked waits until n approval requests are pending in the running process and each one's
+// question is posted, and returns them. A request is pending from the moment it is asked, while
+// its post may still be on its way to Slack; once Slack answered, the books hold where the
+// question is (a resumed request's already do).
 func (br *budgetRig) asked(t *testing.T, n int) []string {
 	t.Helper()
 	eventually(t, "the requests are pending", func() bool { return len(br.proc.approvals.Pending()) == n })
-	return br.proc.approvals.Pending()
+	ids := br.proc.approvals.Pending()
+	eventually(t, "the questions are posted", func() bool {
+		return !slices.ContainsFunc(ids, func(id string) bool { return !br.posted(id) })
+	})
+	return ids
+}
+
+// posted says whether the running arbiter's books record where the question of hold id was posted.
+func (br *budgetRig) posted(id string) bool {
+	for _, b := range br.proc.r.Books() {
+		if slices.ContainsFunc(b.Holds, func(h arbiter.Hold) bool { return h.ID == id && h.TS != "" }) {
+			return true
+		}
+	}
+	return false
 }
 
 // awaiting lists the actions of workload w waiting for hold id in the running arbiter's books.

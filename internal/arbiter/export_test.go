@@ -103,6 +103,16 @@ func (s *Service) JobState(name string) events.JobStatus {
 	return ""
 }
 
+// JobToldID is the id of the last job.state this arbiter published for the job, "" when none.
+func (s *Service) JobToldID(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[name]; j != nil {
+		return j.told.ID
+	}
+	return ""
+}
+
 // JobCancelled says whether this arbiter knows the job as cancelled.
 func (s *Service) JobCancelled(name string) bool {
 	s.mu.Lock()

@@ -108,7 +108,7 @@ func TestCutBelowMinimumWaitsForAnApprover(t *testing.T) {
 			br.clock.Advance(time.Hour) // 2.10 USD spent: the cap is zero
 			r.Report(ctx)
 			eventually(t, "the cut is asked for", func() bool { r.Pass(ctx); return len(br.proc.approvals.Pending()) == 1 })
-			hold := br.proc.approvals.Pending()[0]
+			hold := br.asked(t, 1)[0]
 			cut := br.awaiting("svc", hold)
 			if len(cut) != 1 || len(br.sim.Calls()) != launches {
 				t.Fatalf("held %v with %d new actuator calls, want one cut and none", cut, len(br.sim.Calls())-launches)

@@ -65,6 +65,21 @@ func lastJobState(t *testing.T, js jetstream.JetStream, job string) *events.JobS
 	return e.(*events.JobState)
 }
 
+// toldJobState is the last job.state svc published for job, once the FLEET stream holds it. The
+// arbiter publishes without waiting, so when a round returns the stream may still hold an older
+// one: reading it then was the flake of TestJobRunsOnASteppedService (the job finished in the
+// arbiter's table rounds before, its job.state "finished" was stored a few ms later).
+func toldJobState(t *testing.T, js jetstream.JetStream, svc *arbiter.Service, job string) *events.JobState {
+	t.Helper()
+	id := svc.JobToldID(job)
+	var e *events.JobState
+	eventually(t, "the last job.state the arbiter published for "+job+" is stored", func() bool {
+		e = lastJobState(t, js, job)
+		return e.ID == id
+	})
+	return e
+}
+
 // TestJobIsPreemptedCheckpointedMovedAndFinishesOnTime is the live path of a job (there was none:
 // the arbiter placed serving replicas only): it starts on the cheapest spot, a reclaim notice
 // reaches its instance, the sim is asked to checkpoint it before anything else, the job moves to
@@ -152,9 +167,10 @@ workloads:
 func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, submitYAML)
-	h.price("us-east-1a", events.Spot, 1.0)
+	spot := h.price("us-east-1a", events.Spot, 1.0)
 	r := h.startJobs()
 	eventually(t, "leading", r.Leading)
+	eventually(t, "the price is known", func() bool { return r.KnowsPrice(spot, 1.0) }) // a pass plans only then
 	nc, js := h.env.ConnectAs(t, bus.RoleBudget)
 	c, err := arbiter.NewJobClient(nc, bus.RoleBudget)
 	if err != nil {
@@ -221,9 +237,10 @@ func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 func TestJobReportedProgressWinsOverTheEstimate(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, jobYAML)
-	h.price("us-east-1a", events.Spot, 1.0)
+	spot := h.price("us-east-1a", events.Spot, 1.0)
 	r := h.startJobs()
 	eventually(t, "leading", r.Leading)
+	eventually(t, "the price is known", func() bool { return r.KnowsPrice(spot, 1.0) }) // a pass plans only then
 	for i := 0; r.JobState("tune") != events.JobRunning || h.clock.Now().Before(t0.Add(time.Hour)); i++ {
 		if i == 90 {
 			t.Fatalf("the job is %q after an hour of rounds, want running", r.JobState("tune"))
@@ -259,7 +276,7 @@ func TestJobRunsOnASteppedService(t *testing.T) {
 		svc.Step(ctx)
 		h.clock.Advance(jobStep)
 	}
-	e := lastJobState(t, h.env.JS, "tune")
+	e := toldJobState(t, h.env.JS, svc, "tune")
 	if e.State != events.JobFinished || e.FinishedAt == nil || e.FinishedAt.After(t0.Add(3*time.Hour)) {
 		t.Errorf("last job.state = %+v, want finished by the deadline", e)
 	}

@@ -123,7 +123,7 @@ func TestJobMoveThatGetsCapacityRetiresTheOld(t *testing.T) {
 		t.Fatalf("on-demand %+v, spot %+v: want one on-demand instance, retired once spot got capacity", od, spot)
 	}
 	m.round()
-	if st := lastJobState(t, m.h.env.JS, "tune"); st.State != events.JobRunning || st.Market != events.Spot {
+	if st := toldJobState(t, m.h.env.JS, m.svc, "tune"); st.State != events.JobRunning || st.Market != events.Spot {
 		t.Errorf("job.state %+v, want running on spot", st)
 	}
 }
