@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/smithy-go"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	bpricing "github.com/bursar-dev/bursar/internal/pricing"
 )
 
@@ -82,7 +83,7 @@ func awsError(source, where string, err error) error {
 	if errors.As(err, &re) && re.Response != nil {
 		e.Status = re.HTTPStatusCode()
 		e.Kind = statusKind(e.Status)
-		e.RetryAfter = retryAfter(re.Response.Header)
+		e.RetryAfter = backoff.RetryAfter(re.Response.Header)
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bursar-dev/bursar/internal/backoff"
 )
 
 // Kind classifies a fetch failure for metrics and for the collector's retry decision.
@@ -116,39 +117,15 @@ func statusError(source, where string, resp *http.Response, body []byte) *Error 
 		e.Kind = KindAuth
 	case resp.StatusCode == http.StatusTooManyRequests:
 		e.Kind = KindRateLimited
-		e.RetryAfter = retryAfter(resp.Header)
+		e.RetryAfter = backoff.RetryAfter(resp.Header)
 	case resp.StatusCode >= 500:
 		e.Kind = KindServer
-		e.RetryAfter = retryAfter(resp.Header)
+		e.RetryAfter = backoff.RetryAfter(resp.Header)
 	}
 	if msg := snippet(body); msg != "" {
 		e.Err = errors.New(msg)
 	}
 	return e
-}
-
-// retryAfter reads a Retry-After header in seconds or as an HTTP date. A date is measured from
-// the response's own Date header, so no local clock is read; without one it is ignored.
-func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil {
-		if s < 0 {
-			return 0
-		}
-		return time.Duration(s) * time.Second
-	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return 0
-	}
-	now, err := http.ParseTime(h.Get("Date"))
-	if err != nil || !at.After(now) {
-		return 0
-	}
-	return at.Sub(now)
 }
 
 // snippet is the start of an error body, on one line, for the error message.
