@@ -133,5 +133,5 @@ func TestSecondOwnerGetsOwnedError(t *testing.T) {
 	if err != nil {
 		t.Fatalf("acquire after the owner died = %v", err)
 	}
-	l.release()
+	l.Release()
 }

@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"sync"
 	"unsafe"
+
+	"github.com/bursar-dev/bursar/internal/lockfile"
 )
 
 // ErrClosed is returned by calls on a closed engine.
@@ -31,7 +33,7 @@ type Engine struct {
 	api  *api
 	conn *unsafe.Pointer
 	dir  string
-	lock *ownerLock
+	lock *lockfile.Lock
 
 	mu     sync.RWMutex // held for reading by queries, for writing by Close
 	closed bool
@@ -75,7 +77,7 @@ func Open(dataDir, owner string) (*Engine, error) {
 	}
 	conn, err := connect(a, dir)
 	if err != nil {
-		lock.release()
+		lock.Release()
 		return nil, err
 	}
 	e := &Engine{api: a, conn: conn, dir: dir, lock: lock}
@@ -172,7 +174,7 @@ func (e *Engine) Close() error {
 	procMu.Lock()
 	procOpen = nil
 	procMu.Unlock()
-	return e.lock.release()
+	return e.lock.Release()
 }
 
 // QueryError is an error ClickHouse reported for a statement, with its message as the engine
