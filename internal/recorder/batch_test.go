@@ -27,7 +27,7 @@ func publishBatch(t *testing.T, env *bustest.Env, evs []events.Event) {
 
 func TestBatchesAreRecordedRowByRow(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
-	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	at := yesterday.Add(6 * time.Hour)
 	var sent []events.Event
 	for i := range 3 {
 		sweep := append(eventstest.Sweep("node-a", 8, at.Add(time.Duration(i)*time.Minute)),
@@ -83,7 +83,7 @@ func TestBatchesAreRecordedRowByRow(t *testing.T) {
 // refused whole at decode, as any batch with an invalid event, and goes to DLQ naming the event.
 func TestABatchWithAnEventOutOfTimeRangeGoesToDLQ(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
-	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	at := yesterday.Add(6 * time.Hour)
 	sweep := eventstest.Sweep("node-a", 3, at)
 	sweep[1].Header().At = time.Date(2050, 1, 1, 0, 0, 0, 0, time.UTC)
 	data := bytes.Replace(eventstest.Batch(t, sweep), []byte("2050-01-01T00:00:00Z"), []byte("2350-01-01T00:00:00Z"), 1)

@@ -19,7 +19,7 @@ const benchRows = 200_000
 
 // telemetry returns n GPU and token samples, the recorder's bulk traffic, half of each.
 func telemetry(n int) []events.Event {
-	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	at := yesterday.Add(6 * time.Hour)
 	out := make([]events.Event, 0, n)
 	for i := range n {
 		t := at.Add(time.Duration(i/256) * time.Second)

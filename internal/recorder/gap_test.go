@@ -31,7 +31,7 @@ func TestADeliveryLostOnItsWayIsRecorded(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env, st := bustest.Start(t), storetest.New(t)
-			at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+			at := yesterday.Add(10 * time.Hour)
 			publish(t, env, sweeps("n", 50, at))
 			var lost atomic.Int64
 			logs := &testkit.Log{}

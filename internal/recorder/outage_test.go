@@ -43,7 +43,7 @@ func TestClickHouseOutageHoldsAcksAndLosesNothing(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cfg := Config{Streams: []string{"TELEMETRY"}, MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
 		Registerer: reg, Log: slog.New(slog.NewTextHandler(&logs, nil))}
-	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	at := yesterday.Add(6 * time.Hour)
 	var evs []events.Event
 	for i := range 20 {
 		for _, e := range eventstest.Samples(at.Add(time.Duration(i)*time.Second), i) {

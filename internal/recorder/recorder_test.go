@@ -20,6 +20,10 @@ import (
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
+// yesterday is yesterday's midnight UTC: the samples the tests record at fixed hours of it fall
+// inside the telemetry TTL (30 days) whatever day the suite runs (see also recent).
+var yesterday = time.Now().UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour)
+
 func testCtx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -122,7 +126,7 @@ func truncated(e events.Event) events.Event {
 
 func TestEveryEventTypeRoundTrips(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
-	at := time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC)
+	at := yesterday.Add(6*time.Hour + 123456789)
 	var evs []events.Event
 	for i := range 3 {
 		evs = append(evs, eventstest.Samples(at.Add(time.Duration(i)*time.Second), i)...)
@@ -176,7 +180,7 @@ func TestRestartAfterCrashStoresEachEventOnce(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env, st := bustest.Start(t), storetest.New(t)
-			at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+			at := yesterday.Add(10 * time.Hour)
 			var evs []events.Event
 			for i := range 10 {
 				evs = append(evs, eventstest.Samples(at.Add(time.Duration(i)*time.Minute), i)...)

@@ -32,7 +32,7 @@ func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
 	for _, through := range []bool{false, true} {
 		t.Run(map[bool]string{false: "recorder restarted", true: "recorder running through"}[through], func(t *testing.T) {
 			env, st := bustest.Start(t), storetest.New(t)
-			at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+			at := yesterday.Add(10 * time.Hour)
 			publish(t, env, sweeps("old", 2000, at))
 			reg, logs := prometheus.NewRegistry(), &testkit.Log{}
 			cfg := Config{Streams: []string{bus.Telemetry}, Check: 100 * time.Millisecond, Registerer: reg,
@@ -83,7 +83,7 @@ func TestAStreamThatLostMessagesIsRecordedAgain(t *testing.T) {
 // new messages at the sequences it had passed were never recorded (1,003 of 2,000 here), without a word.
 func TestAStreamThatRenumberedWhatWasReadIsRecordedAgain(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
-	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	at := yesterday.Add(10 * time.Hour)
 	publish(t, env, sweeps("old", 2000, at))
 	reg, logs := prometheus.NewRegistry(), &testkit.Log{}
 	start(t, env, st, Config{Streams: []string{bus.Telemetry}, Check: time.Hour, Registerer: reg,
@@ -147,7 +147,7 @@ func chTime(t time.Time) string {
 // skipped as already batched and came back every AckWait, forever.
 func TestLostAcksAreSentAgain(t *testing.T) {
 	env, st := bustest.Start(t), storetest.New(t)
-	publish(t, env, sweeps("n", 50, time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)))
+	publish(t, env, sweeps("n", 50, yesterday.Add(10*time.Hour)))
 	lose := new(atomic.Int64)
 	lose.Store(1)
 	start(t, env, st, Config{Streams: []string{bus.Telemetry}, AckWait: 300 * time.Millisecond, loseAcks: lose})
