@@ -20,7 +20,7 @@ import (
 // behind a burst of prices. Each input counts as caught up once its backlog is folded (or was
 // empty); the last one to catch up wakes the loop for a first plan.
 func (s *Service) follow(ctx context.Context) error {
-	now := time.Now()
+	now := time.Now() // the server's time, which stamps the messages: not the Clock
 	specs := []struct {
 		stream, subject string
 		lookback        time.Duration
@@ -111,7 +111,7 @@ func (s *Service) foldEvent(e events.Event) error {
 			signal(s.changed)
 		}
 	case *events.CapacityReclaimed:
-		s.mk.reclaim(e, time.Now())
+		s.mk.reclaim(e, time.Now()) // wall clock, for the reaction-time metric (Action.Received)
 		signal(s.urgent)
 	case *events.TokensSample:
 		if err := s.mk.tokens(e); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,81 +48,63 @@ func ServeJobRequests(ctx context.Context, js jetstream.JetStream, cfg *fleet.Co
 	return serveJobs(ctx, js.Conn(), jobKV{kv}, cfg, now, log)
 }
 
+// jobSubjects are the subjects job requests are asked on (bus.JobAdminSubject).
+var jobSubjects = bus.AdminSubjects{Service: "job", Ops: []string{JobSubmit, JobCancel}}
+
 func serveJobs(ctx context.Context, nc *nats.Conn, kv jobKV, cfg *fleet.Config, now func() time.Time,
 	log *slog.Logger) (*nats.Subscription, error) {
-	sub, err := nc.QueueSubscribe(bus.JobAdminSubject("*", "*"), jobAdminQue, func(m *nats.Msg) {
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		r := answerJob(rctx, kv, cfg, now(), m.Subject, m.Data)
-		if r.Error != "" {
-			log.Info("job request refused", "subject", m.Subject, "err", r.Error)
-		}
-		data, _ := json.Marshal(r) //nolint:errchkjson // plain fields always encode
-		_ = m.Respond(data)
+	return bus.Serve(ctx, nc, bus.Service{
+		Name: "job request", Admin: &jobSubjects, Queue: jobAdminQue, Timeout: 10 * time.Second,
+		Handle: func(ctx context.Context, r bus.Request) ([]byte, error) {
+			spec, err := answerJob(ctx, kv, cfg, now(), r)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(JobReply{Job: spec})
+		},
+		Refuse: func(reply *nats.Msg, err error) {
+			reply.Data, _ = json.Marshal(JobReply{Error: err.Error()}) //nolint:errchkjson // plain fields always encode
+		},
+		Log: log,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("serving job requests: %w", err)
-	}
-	if err := nc.Flush(); err != nil {
-		_ = sub.Unsubscribe()
-		return nil, fmt.Errorf("serving job requests: %w", err)
-	}
-	return sub, nil
 }
 
-// answerJob applies one request asked on subject at now.
-func answerJob(ctx context.Context, kv jobKV, cfg *fleet.Config, now time.Time, subject string, data []byte) JobReply {
-	user, op, ok := parseJobSubject(subject)
+// answerJob applies one request at now: it returns the job a submission stored, nil for a cancel.
+func answerJob(ctx context.Context, kv jobKV, cfg *fleet.Config, now time.Time, r bus.Request) (*JobSpec, error) {
 	var req JobRequest
 	switch {
-	case !ok:
-		return JobReply{Error: fmt.Sprintf("job request on %q: want %s", subject, bus.JobAdminSubject("USER", "submit|cancel"))}
-	case json.Unmarshal(data, &req) != nil:
-		return JobReply{Error: fmt.Sprintf("job request on %q: the body is not a job request", subject)}
-	case op == JobCancel:
-		if err := kv.cancel(ctx, req.Name); err != nil {
-			return JobReply{Error: err.Error()}
-		}
-		return JobReply{}
+	case json.Unmarshal(r.Data, &req) != nil:
+		return nil, fmt.Errorf("job request on %q: the body is not a job request", r.Subject)
+	case r.Op == JobCancel:
+		return nil, kv.cancel(ctx, req.Name)
 	case req.Workload == nil:
-		return JobReply{Error: "a submission carries the job's workload"}
+		return nil, errors.New("a submission carries the job's workload")
 	}
 	if err := cfg.CheckJob(req.Workload); err != nil {
-		return JobReply{Error: err.Error()}
+		return nil, err
 	}
-	spec := JobSpec{Workload: *req.Workload, SubmittedAt: now, By: user}
+	spec := JobSpec{Workload: *req.Workload, SubmittedAt: now, By: r.User}
 	created, err := kv.create(ctx, spec)
 	switch {
 	case err != nil:
-		return JobReply{Error: err.Error()}
+		return nil, err
 	case !created:
-		return JobReply{Error: fmt.Sprintf("job %q is already submitted; cancel it first or choose another name", spec.Workload.Name)}
+		return nil, fmt.Errorf("job %q is already submitted; cancel it first or choose another name", spec.Workload.Name)
 	}
-	return JobReply{Job: &spec}
-}
-
-// parseJobSubject splits bursar.admin.job.<user>.<op>.
-func parseJobSubject(subject string) (user, op string, ok bool) {
-	t := strings.Split(subject, ".")
-	if len(t) != 5 || t[0] != "bursar" || t[1] != "admin" || t[2] != "job" || (t[4] != JobSubmit && t[4] != JobCancel) {
-		return "", "", false
-	}
-	return t[3], t[4], true
+	return &spec, nil
 }
 
 // JobClient asks the arbiter to submit and cancel jobs, as one NATS user.
-type JobClient struct {
-	nc   *nats.Conn
-	user string
-}
+type JobClient struct{ c *bus.AdminClient }
 
 // NewJobClient returns a client asking as user (the NATS identity the server lets publish on
 // the user's job subject).
 func NewJobClient(nc *nats.Conn, user string) (*JobClient, error) {
-	if user == "" || strings.ContainsAny(user, ".*> \t\r\n") {
-		return nil, fmt.Errorf("NATS user %q cannot name a job subject: use a user name without dots, spaces, '*' or '>'", user)
+	c, err := jobSubjects.Client(nc, user)
+	if err != nil {
+		return nil, err
 	}
-	return &JobClient{nc: nc, user: user}, nil
+	return &JobClient{c}, nil
 }
 
 // Submit asks the arbiter to take job w.
@@ -145,18 +126,9 @@ func (c *JobClient) Cancel(ctx context.Context, name string) error {
 }
 
 func (c *JobClient) ask(ctx context.Context, op string, req JobRequest) (JobReply, error) {
-	data, err := json.Marshal(req)
-	if err != nil {
-		return JobReply{}, fmt.Errorf("encoding the job request: %w", err)
-	}
-	subject := bus.JobAdminSubject(c.user, op)
-	m, err := c.nc.RequestWithContext(ctx, subject, data)
-	if err != nil {
-		return JobReply{}, fmt.Errorf("asking the arbiter on %s: %w (is \"arbiter run\" up?)", subject, err)
-	}
 	var r JobReply
-	if err := json.Unmarshal(m.Data, &r); err != nil {
-		return JobReply{}, fmt.Errorf("decoding the arbiter's answer on %s: %w", subject, err)
+	if err := c.c.Ask(ctx, op, req, &r); err != nil {
+		return JobReply{}, fmt.Errorf("asking the arbiter: %w", err)
 	}
 	if r.Error != "" {
 		return r, errors.New(r.Error)

@@ -8,7 +8,12 @@ import (
 )
 
 // Clock tells the time. The arbiter reads it for planning and event times, never time.Now
-// directly, so tests and the demo can drive time.
+// directly, so tests and the demo can drive time. time.Now is read only where real time is
+// meant, not the fleet's: the lease's TTL (lease.go: the bucket and the other arbiters keep real
+// time), the start of a lookback on a stream (follow.go, budgetgate.go: the server stamps each
+// message with its own clock), and what metrics and logs measure (a pass's duration in plan.go,
+// the books' write in save.go, a reclaim's reaction time from Action.Received in follow.go and
+// exec.go).
 type Clock interface{ Now() time.Time }
 
 type wallClock struct{}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -54,6 +53,9 @@ func WithFleet(cfg func() *fleet.Config) AdminOption {
 	return func(c *adminConfig) { c.fleet = cfg }
 }
 
+// adminSubjects are the subjects budget writes are asked on (bus.BudgetAdminSubject).
+var adminSubjects = bus.AdminSubjects{Service: "budget", Ops: []string{opSet, opDelete}}
+
 // ServeAdmin answers budget writes, storing each in s with the actor taken from the request's
 // subject and the time from now, until the returned subscription is unsubscribed or ctx ends.
 // It returns once the server knows of the subscription. Only the arbiter may write the budget
@@ -64,65 +66,50 @@ func ServeAdmin(ctx context.Context, nc *nats.Conn, s *Store, now func() time.Ti
 	for _, o := range opts {
 		o(&c)
 	}
-	sub, err := nc.QueueSubscribe(bus.BudgetAdminSubject("*", "*"), adminQueue, func(m *nats.Msg) {
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		r := serveOne(rctx, s, m.Subject, m.Data, now())
-		if r.Error == "" && c.fleet != nil {
-			r.Warnings = setWarnings(m.Subject, m.Data, c.fleet())
-		}
-		if r.Error != "" {
-			log.Info("budget write refused", "subject", m.Subject, "err", r.Error)
-		}
-		data, _ := json.Marshal(r) //nolint:errchkjson // a struct of plain fields always encodes
-		if err := m.Respond(data); err != nil {
-			log.Warn("answering a budget write", "subject", m.Subject, "err", err)
-		}
+	return bus.Serve(ctx, nc, bus.Service{
+		Name: "budget write", Admin: &adminSubjects, Queue: adminQueue, Timeout: 10 * time.Second,
+		Handle: func(ctx context.Context, r bus.Request) ([]byte, error) {
+			return c.write(ctx, s, r.Subject, r.Data, now())
+		},
+		Refuse: refuseWrite, Log: log,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("serving budget writes: %w", err)
-	}
-	if err := nc.Flush(); err != nil {
-		_ = sub.Unsubscribe()
-		return nil, fmt.Errorf("serving budget writes: %w", err)
-	}
-	return sub, nil
 }
 
-// serveOne applies one write asked on subject.
-func serveOne(ctx context.Context, s *Store, subject string, data []byte, at time.Time) adminReply {
+// write applies one write asked on subject at at, and answers with the stored revision and the
+// warnings of a policy set.
+func (c adminConfig) write(ctx context.Context, s *Store, subject string, data []byte, at time.Time) ([]byte, error) {
 	actor, op, req, err := decodeAdmin(subject, data)
 	if err != nil {
-		return adminReply{Error: err.Error()}
+		return nil, err
 	}
-	var rev uint64
+	var r adminReply
 	if op == opSet {
-		rev, err = s.Put(ctx, *req.Policy, actor, at)
+		r.Revision, err = s.Put(ctx, *req.Policy, actor, at)
 	} else {
-		rev, err = s.Delete(ctx, req.Name, actor, at)
+		r.Revision, err = s.Delete(ctx, req.Name, actor, at)
 	}
 	if err != nil {
-		return adminReply{Error: err.Error(), NotFound: errors.Is(err, ErrNotFound)}
+		return nil, err
 	}
-	return adminReply{Revision: rev}
+	if op == opSet && c.fleet != nil {
+		if cfg := c.fleet(); cfg != nil {
+			r.Warnings = Warnings(*req.Policy, cfg)
+		}
+	}
+	return json.Marshal(r)
 }
 
-// setWarnings are Warnings for the policy a set request carries, against cfg; none for a
-// delete or without a fleet file.
-func setWarnings(subject string, data []byte, cfg *fleet.Config) []string {
-	_, op, req, err := decodeAdmin(subject, data)
-	if err != nil || op != opSet || cfg == nil {
-		return nil
-	}
-	return Warnings(*req.Policy, cfg)
+// refuseWrite answers a refused write with why, in the reply's body.
+func refuseWrite(reply *nats.Msg, err error) {
+	reply.Data, _ = json.Marshal(adminReply{Error: err.Error(), NotFound: errors.Is(err, ErrNotFound)}) //nolint:errchkjson // plain fields always encode
 }
 
 // decodeAdmin reads a write request: the actor and operation from its subject, what to write
 // from its body. A set carries a policy, a delete a name.
 func decodeAdmin(subject string, data []byte) (actor, op string, req adminRequest, err error) {
-	actor, op, ok := parseAdminSubject(subject)
-	if !ok {
-		return "", "", req, fmt.Errorf("budget write on %q: want %s", subject, bus.BudgetAdminSubject("USER", "set|delete"))
+	actor, op, err = adminSubjects.Parse(subject)
+	if err != nil {
+		return "", "", req, err
 	}
 	if err := json.Unmarshal(data, &req); err != nil {
 		return "", "", req, fmt.Errorf("budget write on %q: decoding the request: %w", subject, err)
@@ -133,36 +120,21 @@ func decodeAdmin(subject string, data []byte) (actor, op string, req adminReques
 	return actor, op, req, nil
 }
 
-// parseAdminSubject splits bursar.admin.budget.<user>.<op> into the user and the operation.
-func parseAdminSubject(subject string) (user, op string, ok bool) {
-	tokens := strings.Split(subject, ".")
-	if len(tokens) != 5 {
-		return "", "", false
-	}
-	user, op = tokens[3], tokens[4]
-	if user == "" || (op != opSet && op != opDelete) || subject != bus.BudgetAdminSubject(user, op) {
-		return "", "", false
-	}
-	return user, op, true
-}
-
 // Admin asks the arbiter to write budgets, as one NATS user.
-type Admin struct {
-	nc   *nats.Conn
-	user string
-}
+type Admin struct{ c *bus.AdminClient }
 
 // NewAdmin returns a client writing as user, the NATS identity nc authenticated as: the server
 // refuses its requests on any other user's subject.
 func NewAdmin(nc *nats.Conn, user string) (*Admin, error) {
-	if user == "" || strings.ContainsAny(user, ".*> \t\r\n") {
-		return nil, fmt.Errorf("NATS user %q cannot name a budget subject: use a user name without dots, spaces, '*' or '>'", user)
+	c, err := adminSubjects.Client(nc, user)
+	if err != nil {
+		return nil, err
 	}
-	return &Admin{nc: nc, user: user}, nil
+	return &Admin{c}, nil
 }
 
 // User is the identity the arbiter will record for this client's changes.
-func (a *Admin) User() string { return a.user }
+func (a *Admin) User() string { return a.c.User() }
 
 // Put asks the arbiter to store p; it is validated here first, for the error's sake. It returns
 // the stored revision and what the arbiter warns of in p (a scope that matches no workload of its
@@ -172,72 +144,34 @@ func (a *Admin) Put(ctx context.Context, p Policy) (uint64, []string, error) {
 	if err := p.Validate(); err != nil {
 		return 0, nil, err
 	}
-	r, err := a.ask(ctx, opSet, adminRequest{Policy: &p}, p.Name)
+	r, err := a.ask(ctx, opSet, adminRequest{Policy: &p})
 	return r.Revision, r.Warnings, err
 }
 
 // Delete asks the arbiter to mark the policy deleted.
 func (a *Admin) Delete(ctx context.Context, name string) (uint64, error) {
-	r, err := a.ask(ctx, opDelete, adminRequest{Name: name}, name)
+	r, err := a.ask(ctx, opDelete, adminRequest{Name: name})
 	return r.Revision, err
 }
 
-func (a *Admin) ask(ctx context.Context, op string, req adminRequest, name string) (adminReply, error) {
-	data, err := json.Marshal(req)
-	if err != nil {
-		return adminReply{}, fmt.Errorf("encoding budget policy %q: %w", name, err)
-	}
-	subject := bus.BudgetAdminSubject(a.user, op)
-	m, err := a.request(ctx, subject, data)
-	if err != nil {
-		return adminReply{}, err
-	}
+// ask asks the arbiter for op, saying what to do when the server refuses the subject (another
+// user's) or no arbiter answers.
+func (a *Admin) ask(ctx context.Context, op string, req adminRequest) (adminReply, error) {
 	var r adminReply
-	if err := json.Unmarshal(m.Data, &r); err != nil {
-		return adminReply{}, fmt.Errorf("decoding the arbiter's answer on %s: %w", subject, err)
-	}
+	err := a.c.Ask(ctx, op, req, &r)
 	switch {
+	case errors.Is(err, nats.ErrPermissionViolation):
+		return adminReply{}, fmt.Errorf("the NATS server refused %q a budget write on %s: each user may ask only on "+
+			"bursar.admin.budget.<its user>.>, so connect as your own NATS user (--nats-user, --nats-creds) "+
+			"and give its name with --nats-identity if it is not the user name", a.c.User(), a.c.Subject(op))
+	case errors.Is(err, nats.ErrNoResponders):
+		return adminReply{}, fmt.Errorf("no arbiter answers budget writes on %s: is \"arbiter run\" up?", a.c.Subject(op))
+	case err != nil:
+		return adminReply{}, fmt.Errorf("asking the arbiter for a budget write: %w", err)
 	case r.NotFound:
 		return adminReply{}, fmt.Errorf("%s: %w", r.Error, ErrNotFound)
 	case r.Error != "":
 		return adminReply{}, errors.New(r.Error)
 	}
 	return r, nil
-}
-
-// request sends data on subject and waits for the answer. It flushes after the publish, so a
-// publish the server refuses (a subject of another user) is reported at once, not as a timeout:
-// the server's error arrives before the flush's reply.
-func (a *Admin) request(ctx context.Context, subject string, data []byte) (*nats.Msg, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-	}
-	inbox := a.nc.NewRespInbox()
-	sub, err := a.nc.SubscribeSync(inbox)
-	if err != nil {
-		return nil, fmt.Errorf("asking the arbiter on %s: %w", subject, err)
-	}
-	defer sub.Unsubscribe() //nolint:errcheck // the connection closes after the command
-	if err := a.nc.PublishRequest(subject, inbox, data); err != nil {
-		return nil, fmt.Errorf("asking the arbiter on %s: %w", subject, err)
-	}
-	if err := a.nc.FlushWithContext(ctx); err != nil {
-		return nil, fmt.Errorf("asking the arbiter on %s: %w", subject, err)
-	}
-	if err := a.nc.LastError(); err != nil && strings.Contains(strings.ToLower(err.Error()), "permissions violation") &&
-		strings.Contains(err.Error(), subject) {
-		return nil, fmt.Errorf("the NATS server refused %q a budget write on %s: each user may ask only on "+
-			"bursar.admin.budget.<its user>.>, so connect as your own NATS user (--nats-user, --nats-creds) "+
-			"and give its name with --nats-identity if it is not the user name", a.user, subject)
-	}
-	m, err := sub.NextMsgWithContext(ctx)
-	if errors.Is(err, nats.ErrNoResponders) || (err == nil && len(m.Data) == 0 && m.Header.Get("Status") == "503") {
-		return nil, fmt.Errorf("no arbiter answers budget writes on %s: is \"arbiter run\" up?", subject)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("waiting for the arbiter's answer on %s: %w", subject, err)
-	}
-	return m, nil
 }

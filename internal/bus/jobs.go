@@ -26,7 +26,7 @@ func jobsBucket(o Options) jetstream.KeyValueConfig {
 // JobAdminSubject is the subject user asks the arbiter to submit or cancel a job on
 // (bursar.admin.job.<user>.<op>, op submit or cancel). The arbiter records user as the submitter.
 func JobAdminSubject(user, op string) string {
-	return "bursar.admin.job." + user + "." + op
+	return adminSubject("job", user, op)
 }
 
 // addJobPermissions grants a CLI user what "arbiter job" needs: requests on its own

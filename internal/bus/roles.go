@@ -105,7 +105,7 @@ func Permissions(role string) *server.Permissions {
 // BudgetAdminSubject is the subject user asks the arbiter to change a budget on
 // (bursar.admin.budget.<user>.<op>). The arbiter records user as the actor.
 func BudgetAdminSubject(user, op string) string {
-	return "bursar.admin.budget." + user + "." + op
+	return adminSubject("budget", user, op)
 }
 
 // BudgetPermissions are what a NATS user who changes budgets gets: requests on its own

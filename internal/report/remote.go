@@ -9,16 +9,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/bursar-dev/bursar/internal/bus"
 )
 
 // QuerySubject is where the owner of the embedded store runs reports for others: a caller names
 // a report and sends its typed parameters (a Request), never SQL.
 const QuerySubject = "bursar.query.store"
-
-const (
-	headerError = "Bursar-Error" // the query failed; the value says why
-	headerMore  = "Bursar-More"  // more chunks of the result follow
-)
 
 // ownerInfo is the owner's answer to an info request.
 type ownerInfo struct {
@@ -27,80 +24,36 @@ type ownerInfo struct {
 
 // Serve runs the reports callers request on QuerySubject over st until ctx ends: the owner of
 // the embedded store (arbiter run) runs it, so reports work while it holds the data directory.
-// Requests are decoded and validated by DecodeRequest; results larger than a NATS message go
-// back in chunks.
+// Requests are decoded and validated by DecodeRequest, four run at once (the rest wait in NATS's
+// buffer), and results larger than a NATS message go back in chunks (bus.Serve).
 func Serve(ctx context.Context, nc *nats.Conn, st Querier, owner string, log *slog.Logger) error {
-	sem := make(chan struct{}, 4) // queries at once; the rest wait in NATS's buffer
-	sub, err := nc.Subscribe(QuerySubject, func(m *nats.Msg) {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		go func() {
-			defer func() { <-sem }()
-			answer(ctx, nc, m, st, owner, log)
-		}()
+	sub, err := bus.Serve(ctx, nc, bus.Service{
+		Name: "report request", Subject: QuerySubject, Timeout: 5 * time.Minute, Workers: 4,
+		Handle: func(ctx context.Context, r bus.Request) ([]byte, error) { return answer(ctx, st, owner, r.Data) },
+		Log:    log,
 	})
 	if err != nil {
-		return fmt.Errorf("serving report queries on %s: %w", QuerySubject, err)
+		return err
 	}
 	log.Info("answering report queries", "subject", QuerySubject)
 	<-ctx.Done()
 	return sub.Drain()
 }
 
-func answer(ctx context.Context, nc *nats.Conn, m *nats.Msg, st Querier, owner string, log *slog.Logger) {
-	req, err := DecodeRequest(m.Data)
+// answer runs the report request data names, or says who owns the store for an info request.
+func answer(ctx context.Context, st Querier, owner string, data []byte) ([]byte, error) {
+	req, err := DecodeRequest(data)
+	switch {
+	case err != nil:
+		return nil, err
+	case req.Info:
+		return json.Marshal(ownerInfo{Owner: owner})
+	}
+	res, err := Run(ctx, st, req)
 	if err != nil {
-		log.Debug("refused a report request", "err", err)
-		replyError(m, err.Error())
-		return
+		return nil, err
 	}
-	if req.Info {
-		b, _ := json.Marshal(ownerInfo{Owner: owner})
-		_ = m.Respond(b)
-		return
-	}
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	res, err := Run(qctx, st, req)
-	if err == nil {
-		var out []byte
-		if out, err = encodeResult(res); err == nil {
-			respond(nc, m, out, log)
-			return
-		}
-	}
-	log.Debug("report request failed", "report", req.Report, "err", err)
-	replyError(m, err.Error())
-}
-
-// respond sends out to m's reply subject in chunks that fit a NATS message.
-func respond(nc *nats.Conn, m *nats.Msg, out []byte, log *slog.Logger) {
-	chunk := int(nc.MaxPayload()) - 4096
-	for {
-		reply := nats.NewMsg(m.Reply)
-		n := min(len(out), chunk)
-		reply.Data = out[:n]
-		out = out[n:]
-		if len(out) > 0 {
-			reply.Header.Set(headerMore, "1")
-		}
-		if err := nc.PublishMsg(reply); err != nil {
-			log.Warn("answering a report request", "err", err)
-			return
-		}
-		if len(out) == 0 {
-			return
-		}
-	}
-}
-
-func replyError(m *nats.Msg, msg string) {
-	r := nats.NewMsg(m.Reply)
-	r.Header.Set(headerError, msg)
-	_ = m.RespondMsg(r)
+	return encodeResult(res)
 }
 
 // ErrNoOwner says nobody answers report requests on QuerySubject.
@@ -117,15 +70,15 @@ var _ Reporter = (*Client)(nil)
 // Dial asks who owns the store; it returns ErrNoOwner when nobody answers within ctx.
 func Dial(ctx context.Context, nc *nats.Conn) (*Client, error) {
 	b, _ := json.Marshal(Request{Info: true})
-	m, err := nc.RequestWithContext(ctx, QuerySubject, b)
+	out, err := bus.Ask(ctx, nc, QuerySubject, b)
 	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-			return nil, fmt.Errorf("%w on %s: %v", ErrNoOwner, QuerySubject, err)
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: %v", ErrNoOwner, err)
 		}
-		return nil, fmt.Errorf("asking for the store's owner on %s: %w", QuerySubject, err)
+		return nil, fmt.Errorf("asking for the store's owner: %w", err)
 	}
 	var in ownerInfo
-	if err := json.Unmarshal(m.Data, &in); err != nil {
+	if err := json.Unmarshal(out, &in); err != nil {
 		return nil, fmt.Errorf("decoding the store owner's answer: %w", err)
 	}
 	return &Client{nc: nc, owner: in.Owner}, nil
@@ -150,34 +103,16 @@ func (c *Client) Run(ctx context.Context, r Request) (*Result, error) {
 	return decodeResult(out)
 }
 
-// request sends b to the owner and gathers the answer's chunks.
+// request sends b to the owner and returns the answer, its chunks joined.
 func (c *Client) request(ctx context.Context, b []byte) ([]byte, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 	}
-	inbox := c.nc.NewInbox()
-	sub, err := c.nc.SubscribeSync(inbox)
+	out, err := bus.Ask(ctx, c.nc, QuerySubject, b)
 	if err != nil {
-		return nil, fmt.Errorf("asking the store's owner for a report: %w", err)
+		return nil, fmt.Errorf("%s: %w", c.owner, err)
 	}
-	defer sub.Unsubscribe()
-	if err := c.nc.PublishRequest(QuerySubject, inbox, b); err != nil {
-		return nil, fmt.Errorf("asking the store's owner for a report: %w", err)
-	}
-	var out []byte
-	for {
-		m, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("waiting for %s to answer a report request: %w", c.owner, err)
-		}
-		if e := m.Header.Get(headerError); e != "" {
-			return nil, fmt.Errorf("%s: %s", c.owner, e)
-		}
-		out = append(out, m.Data...)
-		if m.Header.Get(headerMore) == "" {
-			return out, nil
-		}
-	}
+	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/bursar-dev/bursar/internal/budget"
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
 	"github.com/bursar-dev/bursar/internal/store/chdb"
 )
@@ -140,7 +141,7 @@ func TestNoSQLOverTheBus(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", a, err)
 		}
-		e := m.Header.Get(headerError)
+		e := m.Header.Get(bus.HeaderError)
 		if strings.Contains(a, `"filter"`) {
 			// A filter value is a value: the report runs and finds no such workload.
 			if e != "" || (len(bytes.TrimSpace(host)) > 0 && bytes.Contains(m.Data, bytes.TrimSpace(host))) {
@@ -164,9 +165,8 @@ func TestNoSQLOverTheBus(t *testing.T) {
 func TestLargeResultsComeBackInChunks(t *testing.T) {
 	env := bustest.Start(t)
 	big := bytes.Repeat([]byte("0123456789"), int(env.Conn.MaxPayload())/4)
-	sub, err := env.Conn.Subscribe(QuerySubject, func(m *nats.Msg) {
-		respond(env.Conn, m, big, slog.New(slog.DiscardHandler))
-	})
+	sub, err := bus.Serve(context.Background(), env.Conn, bus.Service{Name: "report request", Subject: QuerySubject,
+		Timeout: time.Second, Handle: func(context.Context, bus.Request) ([]byte, error) { return big, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
