@@ -83,7 +83,7 @@ func writeExports(b *strings.Builder) {
 	}
 	b.WriteString("    exports: [\n")
 	for _, s := range subjects {
-		fmt.Fprintf(b, "      {service: %s, accounts: [%s]}\n", quote(s), strings.Join(to[s], ", "))
+		fmt.Fprintf(b, "      {service: %s, accounts: [%s]%s}\n", quote(s), strings.Join(to[s], ", "), exportResponse(s))
 	}
 	b.WriteString("    ]\n")
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -64,6 +65,24 @@ func imports(role string) []string {
 		return append(pub, append(readBucket(BucketBudgets), readBucket(BucketJobs)...)...)
 	}
 	return nil
+}
+
+// QueryAnswerTime is the longest a report query may take to answer: the report service serves
+// and asks with it, and the report role's import keeps the way back open that long.
+const QueryAnswerTime = 5 * time.Minute
+
+// exportResponse is what an export of subject says of its answers. The arbiter answers the
+// report queries and the admin requests through Serve, which splits an answer larger than a
+// message into chunks, and an import passes a single message back unless its export says the
+// answer is a stream (the rest were lost: a long report never came back to the report role).
+func exportResponse(subject string) string {
+	switch {
+	case subject == "bursar.query.>":
+		return fmt.Sprintf(", response_type: stream, response_threshold: %q", QueryAnswerTime)
+	case strings.HasPrefix(subject, "bursar.admin."):
+		return ", response_type: stream"
+	}
+	return ""
 }
 
 func streamInfo(stream string) string { return jsAPI + "STREAM.INFO." + stream }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -28,7 +27,7 @@ type ownerInfo struct {
 // buffer), and results larger than a NATS message go back in chunks (bus.Serve).
 func Serve(ctx context.Context, nc *nats.Conn, st Querier, owner string, log *slog.Logger) error {
 	sub, err := bus.Serve(ctx, nc, bus.Service{
-		Name: "report request", Subject: QuerySubject, Timeout: 5 * time.Minute, Workers: 4,
+		Name: "report request", Subject: QuerySubject, Timeout: bus.QueryAnswerTime, Workers: 4,
 		Handle: func(ctx context.Context, r bus.Request) ([]byte, error) { return answer(ctx, st, owner, r.Data) },
 		Log:    log,
 	})
@@ -107,7 +106,7 @@ func (c *Client) Run(ctx context.Context, r Request) (*Result, error) {
 func (c *Client) request(ctx context.Context, b []byte) ([]byte, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 5*time.Minute)
+		ctx, cancel = context.WithTimeout(ctx, bus.QueryAnswerTime)
 		defer cancel()
 	}
 	out, err := bus.Ask(ctx, c.nc, QuerySubject, b)
