@@ -147,29 +147,32 @@ func (l *loop) gap(md *jetstream.MsgMetadata) bool {
 	if prev == 0 || md.Sequence.Consumer <= prev+1 || l.restart == nil {
 		return false
 	}
-	l.r.metrics.stalls.WithLabelValues(l.stream).Inc()
 	l.log.Warn("a delivery was lost on its way (a node restarting or cut off?); reading again from the last ack",
 		"consumer", l.durable, "after_delivery", prev, "next_delivery", md.Sequence.Consumer, "stream_seq", md.Sequence.Stream)
-	l.restart(errGap)
+	l.restart(causeLostDelivery)
 	return true
 }
 
 // renumbered checks, when md comes a while (MaxDelay) after the last message batched, that the
 // stream still holds that message, and ends the stream's run when it holds a later one there (see
-// Recorder.renumbered): messages stored while the stream was short were numbered with
+// position.renumbered): messages stored while the stream was short were numbered with
 // sequences the consumer had passed, and the next run reads from the last message stored on. A
 // stream only loses messages when its replica restarts, which pauses it for longer than that, so
 // a stream read without a pause is not asked.
 func (l *loop) renumbered(ctx context.Context, md *jetstream.MsgMetadata) bool {
-	if l.restart == nil || md.Timestamp.Sub(l.batched.at) < l.r.cfg.MaxDelay {
+	if l.restart == nil || l.batched.seq == 0 || md.Timestamp.Sub(l.batched.at) < l.r.cfg.MaxDelay {
 		return false
 	}
-	now, ok := l.r.renumbered(ctx, l.stream, l.batched)
-	if !ok {
+	st, err := l.r.js.Stream(ctx, l.stream)
+	if err != nil {
+		return false // the next look tries again
+	}
+	now := storedAt(ctx, st, l.batched.seq)
+	if !(position{atCursor: now}).renumbered(l.batched) {
 		return false
 	}
-	l.r.sayRenumbered(l.log, l.stream, l.batched, now)
-	l.restart(errRenumbered)
+	sayRenumbered(l.log, l.stream, l.batched, now)
+	l.restart(causeRenumbered)
 	return true
 }
 

@@ -45,3 +45,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	return m
 }
+
+// restarted counts a stream's read started over for c (nothing when the recorder starts).
+func (m *metrics) restarted(stream string, c cause) {
+	switch c {
+	case causeStalled, causeLostDelivery:
+		m.stalls.WithLabelValues(stream).Inc()
+	case causeBehind, causeRenumbered:
+		m.resets.WithLabelValues(stream).Inc()
+	}
+}
