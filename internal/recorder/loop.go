@@ -188,9 +188,6 @@ func (l *loop) next(ctx context.Context, it jetstream.MessagesContext, b *batch)
 	}
 	l.waiting.Store(true)
 	m, err := it.Next(jetstream.NextMaxWait(wait))
-	for err == nil && l.r.cfg.loseDelivery != nil && l.r.cfg.loseDelivery(m) {
-		m, err = it.Next(jetstream.NextMaxWait(wait))
-	}
 	l.waiting.Store(false)
 	if err == nil {
 		l.seen.Add(1)
@@ -325,7 +322,7 @@ func (l *loop) commitAll(ctx context.Context, stop func(), full <-chan *batch) e
 			stop()
 			for range full {
 			}
-			if errors.Is(err, errCrash) || ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
 			return err
@@ -333,8 +330,6 @@ func (l *loop) commitAll(ctx context.Context, stop func(), full <-chan *batch) e
 	}
 	return nil
 }
-
-var errCrash = errors.New("recorder: simulated crash")
 
 func (l *loop) commit(ctx context.Context, b *batch) error {
 	// The first message's time tells a batch from one cut at the same sequences before the
@@ -347,14 +342,7 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 	if err := l.setAside(ctx, b, refused); err != nil {
 		return err
 	}
-	if l.r.cfg.crashAfter != 0 {
-		return errCrash
-	}
 	l.stored.Store(&mark{seq: b.last, at: b.end})
-	if l.r.cfg.loseAcks.Load() > 0 {
-		l.r.cfg.loseAcks.Add(-1)
-		return nil // the acks are lost on their way
-	}
 	for _, m := range b.msgs {
 		if err := m.Ack(); err != nil {
 			// The rows are committed; the redelivery is deduplicated.
@@ -379,9 +367,6 @@ func (l *loop) insertAll(ctx context.Context, b *batch, token string) ([]refusal
 		if b.rows[t] != nil {
 			todo = append(todo, t)
 		}
-	}
-	if n := l.r.cfg.crashAfter; n > 0 && n < len(todo) {
-		todo = todo[:n] // a simulated crash once the first n tables committed
 	}
 	errs := make([]error, len(todo))
 	refused := make([][]refusal, len(todo))

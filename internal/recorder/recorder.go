@@ -38,9 +38,9 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -78,15 +78,6 @@ type Config struct {
 	// Check is how often a running recorder checks that its streams have not fallen behind
 	// their consumers (default 30s).
 	Check time.Duration
-
-	// crashAfter, in tests, stops a loop without acking once n tables of a batch committed.
-	crashAfter int
-	// loseAcks, in tests, drops the acks of that many committed batches, as a node restarting
-	// does.
-	loseAcks *atomic.Int64
-	// loseDelivery, in tests, drops the deliveries it is true for on their way to the loop, as
-	// a route cut between the consumer's leader and the recorder's server does.
-	loseDelivery func(jetstream.Msg) bool
 }
 
 func (c Config) withDefaults() Config {
@@ -117,25 +108,33 @@ func (c Config) withDefaults() Config {
 	if c.Check <= 0 {
 		c.Check = 30 * time.Second
 	}
-	if c.loseAcks == nil {
-		c.loseAcks = new(atomic.Int64)
-	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
 
+// JetStream is what the recorder needs of the bus: its streams, its consumers, and the DLQ.
+type JetStream interface {
+	Stream(ctx context.Context, stream string) (jetstream.Stream, error)
+	Consumer(ctx context.Context, stream, consumer string) (jetstream.Consumer, error)
+	CreateOrUpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error)
+	DeleteConsumer(ctx context.Context, stream, consumer string) error
+	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+}
+
+var _ JetStream = jetstream.JetStream(nil)
+
 // Recorder copies events from JetStream into the store.
 type Recorder struct {
-	js      jetstream.JetStream
+	js      JetStream
 	store   Store
 	cfg     Config
 	metrics *metrics
 }
 
 // New returns a recorder; Run starts it.
-func New(js jetstream.JetStream, st Store, cfg Config) *Recorder {
+func New(js JetStream, st Store, cfg Config) *Recorder {
 	cfg = cfg.withDefaults()
 	return &Recorder{js: js, store: st, cfg: cfg, metrics: newMetrics(cfg.Registerer)}
 }
