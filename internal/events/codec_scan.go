@@ -150,15 +150,9 @@ func (s *scanner) value(p any) bool {
 		*p = int(n)
 		return ok && err == nil
 	case *int64:
-		lit, ok := s.number()
-		n, err := strconv.ParseInt(lit, 10, 64)
-		*p = n
-		return ok && err == nil
+		return s.int64(p)
 	case *float64:
-		lit, ok := s.number()
-		f, err := strconv.ParseFloat(lit, 64)
-		*p = f
-		return ok && err == nil
+		return s.float64(p)
 	case *bool:
 		return s.bool(p)
 	case *time.Time:
@@ -200,6 +194,20 @@ func (s *scanner) strings(p *[]string) bool {
 			return false
 		}
 	}
+}
+
+func (s *scanner) int64(p *int64) bool {
+	lit, ok := s.number()
+	n, err := strconv.ParseInt(lit, 10, 64)
+	*p = n
+	return ok && err == nil
+}
+
+func (s *scanner) float64(p *float64) bool {
+	lit, ok := s.number()
+	f, err := strconv.ParseFloat(lit, 64)
+	*p = f
+	return ok && err == nil
 }
 
 func (s *scanner) bool(p *bool) bool {
@@ -295,3 +303,35 @@ func find(ms []member, key []byte, next int) int {
 	}
 	return -1
 }
+
+// Scanner reads the plain JSON that Encode writes, for a decoder outside this package that knows
+// its documents' shape without reflection (the recorder's fast path for samples). Each read
+// skips the whitespace before it and reports false for anything else: keys and strings with
+// escapes, control characters or invalid UTF-8, numbers outside the grammar or their type, nulls.
+// Such a document is left to DecodeAll, which decides and explains.
+type Scanner struct{ s scanner }
+
+// NewScanner returns a Scanner at the start of b.
+func NewScanner(b []byte) Scanner { return Scanner{scanner{b: b}} }
+
+// Byte reads c.
+func (s *Scanner) Byte(c byte) bool { return s.s.byte(c) }
+
+// End reports whether only whitespace is left.
+func (s *Scanner) End() bool { return s.s.end() }
+
+// Str reads a plain string (no escape, no control character, valid UTF-8), as the bytes between
+// its quotes, which share the document's memory.
+func (s *Scanner) Str() ([]byte, bool) { return s.s.str() }
+
+// Key reads a member's name, a plain string, and the colon after it.
+func (s *Scanner) Key() ([]byte, bool) { return s.s.key() }
+
+// Int64, Float64, Bool and Time read a value into p as encoding/json would decode it.
+func (s *Scanner) Int64(p *int64) bool { return s.s.int64(p) }
+
+func (s *Scanner) Float64(p *float64) bool { return s.s.float64(p) }
+
+func (s *Scanner) Bool(p *bool) bool { return s.s.bool(p) }
+
+func (s *Scanner) Time(p *time.Time) bool { return s.s.time(p) }

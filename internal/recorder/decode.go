@@ -2,10 +2,6 @@ package recorder
 
 import (
 	"bytes"
-	"strconv"
-	"time"
-	"unicode/utf8"
-	"unsafe"
 
 	"github.com/bursar-dev/bursar/internal/events"
 )
@@ -40,14 +36,13 @@ func (d *decoder) decodeAll(t events.Type, data []byte) ([]events.Event, error) 
 
 // whole parses data as exactly one event of type t.
 func (d *decoder) whole(t events.Type, data []byte) (events.Event, bool) {
-	s := scanner{b: data}
+	s := events.NewScanner(data)
 	e, ok := d.event(t, &s)
-	s.ws()
-	return e, ok && s.i == len(s.b)
+	return e, ok && s.End()
 }
 
 // event parses and validates one GPU or token sample at s.
-func (d *decoder) event(t events.Type, s *scanner) (events.Event, bool) {
+func (d *decoder) event(t events.Type, s *events.Scanner) (events.Event, bool) {
 	var e events.Event
 	var ok bool
 	switch t {
@@ -63,23 +58,23 @@ func (d *decoder) event(t events.Type, s *scanner) (events.Event, bool) {
 
 // batch parses a batch envelope of events of type t and checks it as events.DecodeAll does.
 func (d *decoder) batch(t events.Type, data []byte) ([]events.Event, bool) {
-	s := scanner{b: data}
+	s := events.NewScanner(data)
 	var id []byte
 	var evs []events.Event
 	seen, ok := members(&s, func(key []byte) (uint, bool) {
 		switch string(key) {
 		case "type":
-			b, ok := s.str()
+			b, ok := s.Str()
 			return 0, ok && string(b) == string(events.TypeBatch)
 		case "version":
-			b, ok := s.str()
+			b, ok := s.Str()
 			return 1, ok && major1(b)
 		case "id":
-			b, ok := s.str()
+			b, ok := s.Str()
 			id = b
 			return 2, ok
 		case "event_type":
-			b, ok := s.str()
+			b, ok := s.Str()
 			return 3, ok && string(b) == string(t)
 		case "events":
 			var ok bool
@@ -88,30 +83,28 @@ func (d *decoder) batch(t events.Type, data []byte) ([]events.Event, bool) {
 		}
 		return 0, false
 	})
-	s.ws()
-	if !ok || seen != 1<<5-1 || s.i != len(s.b) || events.CheckBatch(string(id), t, evs) != nil {
+	if !ok || seen != 1<<5-1 || !s.End() || events.CheckBatch(string(id), t, evs) != nil {
 		return nil, false
 	}
 	return evs, true
 }
 
 // elements parses a batch's non-empty array of events.
-func (d *decoder) elements(t events.Type, s *scanner) ([]events.Event, bool) {
-	if !s.lit("[") {
+func (d *decoder) elements(t events.Type, s *events.Scanner) ([]events.Event, bool) {
+	if !s.Byte('[') {
 		return nil, false
 	}
 	var evs []events.Event
 	for {
-		s.ws()
 		e, ok := d.event(t, s)
 		if !ok {
 			return nil, false
 		}
 		evs = append(evs, e)
-		if s.lit("]") {
+		if s.Byte(']') {
 			return evs, true
 		}
-		if !s.lit(",") {
+		if !s.Byte(',') {
 			return nil, false
 		}
 	}
@@ -132,9 +125,9 @@ func (d *decoder) intern(b []byte) string {
 
 // gpu and tokens parse one field of their type: they return the field's bit, or ok=false for
 // an unknown key or a bad value.
-func (d *decoder) gpu(s *scanner, e *events.GPUSample) bool {
+func (d *decoder) gpu(s *events.Scanner, e *events.GPUSample) bool {
 	var index int64
-	ok := d.object(s, e.EventType(), &e.Meta, 10, 0, func(key []byte, s *scanner) (uint, bool) {
+	ok := d.object(s, e.EventType(), &e.Meta, 10, 0, func(key []byte, s *events.Scanner) (uint, bool) {
 		switch string(key) {
 		case "location":
 			return 0, d.label(s, &e.Location)
@@ -143,19 +136,19 @@ func (d *decoder) gpu(s *scanner, e *events.GPUSample) bool {
 		case "uuid":
 			return 2, d.label(s, &e.UUID)
 		case "index":
-			return 3, s.int64(&index)
+			return 3, s.Int64(&index)
 		case "model":
 			return 4, d.label(s, &e.Model)
 		case "utilization_pct":
-			return 5, s.float64(&e.UtilizationPct)
+			return 5, s.Float64(&e.UtilizationPct)
 		case "memory_used_bytes":
-			return 6, s.int64(&e.MemoryUsedBytes)
+			return 6, s.Int64(&e.MemoryUsedBytes)
 		case "memory_total_bytes":
-			return 7, s.int64(&e.MemoryTotalBytes)
+			return 7, s.Int64(&e.MemoryTotalBytes)
 		case "power_w":
-			return 8, s.float64(&e.PowerW)
+			return 8, s.Float64(&e.PowerW)
 		case "temperature_c":
-			return 9, s.float64(&e.TemperatureC)
+			return 9, s.Float64(&e.TemperatureC)
 		}
 		return 0, false
 	})
@@ -163,9 +156,9 @@ func (d *decoder) gpu(s *scanner, e *events.GPUSample) bool {
 	return ok
 }
 
-func (d *decoder) tokens(s *scanner, e *events.TokensSample) bool {
+func (d *decoder) tokens(s *events.Scanner, e *events.TokensSample) bool {
 	const resetBit = 7
-	return d.object(s, e.EventType(), &e.Meta, 8, 1<<resetBit, func(key []byte, s *scanner) (uint, bool) {
+	return d.object(s, e.EventType(), &e.Meta, 8, 1<<resetBit, func(key []byte, s *events.Scanner) (uint, bool) {
 		switch string(key) {
 		case "location":
 			return 0, d.label(s, &e.Location)
@@ -176,28 +169,28 @@ func (d *decoder) tokens(s *scanner, e *events.TokensSample) bool {
 		case "server":
 			return 3, d.label(s, &e.Server)
 		case "prompt_tokens":
-			return 4, s.int64(&e.PromptTokens)
+			return 4, s.Int64(&e.PromptTokens)
 		case "generation_tokens":
-			return 5, s.int64(&e.GenerationTokens)
+			return 5, s.Int64(&e.GenerationTokens)
 		case "requests":
-			return 6, s.int64(&e.Requests)
+			return 6, s.Int64(&e.Requests)
 		case "reset":
-			return resetBit, s.bool(&e.Reset)
+			return resetBit, s.Bool(&e.Reset)
 		}
 		return 0, false
 	})
 }
 
-func (d *decoder) label(s *scanner, dst *string) bool {
-	b, ok := s.str()
+func (d *decoder) label(s *events.Scanner, dst *string) bool {
+	b, ok := s.Str()
 	*dst = d.intern(b)
 	return ok
 }
 
 // object parses one JSON object at s: the envelope and n fields, each exactly once except the
 // optional ones (a bit mask).
-func (d *decoder) object(s *scanner, t events.Type, m *events.Meta, n uint, optional uint64,
-	field func(key []byte, s *scanner) (uint, bool)) bool {
+func (d *decoder) object(s *events.Scanner, t events.Type, m *events.Meta, n uint, optional uint64,
+	field func(key []byte, s *events.Scanner) (uint, bool)) bool {
 	seen, ok := members(s, func(key []byte) (uint, bool) {
 		bit, known, ok := d.envelope(key, s, t, m)
 		if !known {
@@ -213,24 +206,21 @@ func (d *decoder) object(s *scanner, t events.Type, m *events.Meta, n uint, opti
 // members parses the members of one JSON object at s; value reads the value of each key and
 // returns its bit. It fails on a bad value, an unknown key or a repeated one (events.DecodeAll
 // then decides), and returns the bits seen.
-func members(s *scanner, value func(key []byte) (uint, bool)) (seen uint64, ok bool) {
-	if !s.lit("{") {
+func members(s *events.Scanner, value func(key []byte) (uint, bool)) (seen uint64, ok bool) {
+	if !s.Byte('{') {
 		return 0, false
 	}
 	for first := true; ; first = false {
-		s.ws()
-		if s.lit("}") {
+		if s.Byte('}') {
 			return seen, true
 		}
-		if !first && !s.lit(",") {
+		if !first && !s.Byte(',') {
 			return 0, false
 		}
-		s.ws()
-		key, ok := s.str()
-		if !ok || !s.lit(":") {
+		key, ok := s.Key()
+		if !ok {
 			return 0, false
 		}
-		s.ws()
 		bit, ok := value(key)
 		if !ok || seen&(1<<bit) != 0 {
 			return 0, false
@@ -240,22 +230,22 @@ func members(s *scanner, value func(key []byte) (uint, bool)) (seen uint64, ok b
 }
 
 // envelope parses the value of an envelope key (bits 0-3); known is false for other keys.
-func (d *decoder) envelope(key []byte, s *scanner, t events.Type, m *events.Meta) (bit uint, known, ok bool) {
+func (d *decoder) envelope(key []byte, s *events.Scanner, t events.Type, m *events.Meta) (bit uint, known, ok bool) {
 	switch string(key) {
 	case "type":
-		b, ok := s.str()
+		b, ok := s.Str()
 		m.Type = t
 		return 0, true, ok && string(b) == string(t)
 	case "version":
-		b, ok := s.str()
+		b, ok := s.Str()
 		m.Version = d.intern(b)
 		return 1, true, ok && major1(b)
 	case "id":
-		b, ok := s.str()
+		b, ok := s.Str()
 		m.ID = string(b)
 		return 2, true, ok
 	case "at":
-		return 3, true, s.time(&m.At)
+		return 3, true, s.Time(&m.At)
 	}
 	return 0, false, false
 }
@@ -263,127 +253,4 @@ func (d *decoder) envelope(key []byte, s *scanner, t events.Type, m *events.Meta
 // major1 says whether a version is one events.Decode reads: major 1.
 func major1(v []byte) bool {
 	return len(v) >= 1 && v[0] == '1' && (len(v) == 1 || v[1] == '.')
-}
-
-// scanner reads JSON values from b at i.
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) lit(w string) bool {
-	s.ws()
-	if len(s.b)-s.i < len(w) || string(s.b[s.i:s.i+len(w)]) != w {
-		return false
-	}
-	s.i += len(w)
-	return true
-}
-
-// str reads a string without escapes or control characters, in valid UTF-8.
-func (s *scanner) str() ([]byte, bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return nil, false
-	}
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			v := s.b[start:j]
-			return v, utf8.Valid(v)
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// number reads a JSON number literal.
-func (s *scanner) number() ([]byte, bool) {
-	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
-	}
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	if s.i < len(s.b) && s.b[s.i] == '0' {
-		s.i++
-	} else if digits() == 0 {
-		return nil, false
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if digits() == 0 {
-			return nil, false
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if digits() == 0 {
-			return nil, false
-		}
-	}
-	return s.b[start:s.i], true
-}
-
-func (s *scanner) int64(dst *int64) bool {
-	b, ok := s.number()
-	if !ok {
-		return false
-	}
-	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(b), len(b)), 10, 64)
-	*dst = v
-	return err == nil
-}
-
-func (s *scanner) float64(dst *float64) bool {
-	b, ok := s.number()
-	if !ok {
-		return false
-	}
-	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64)
-	*dst = v
-	return err == nil
-}
-
-func (s *scanner) bool(dst *bool) bool {
-	switch {
-	case s.lit("true"):
-		*dst = true
-	case s.lit("false"):
-		*dst = false
-	default:
-		return false
-	}
-	return true
-}
-
-// time reads an RFC 3339 string exactly as encoding/json does for a time.Time.
-func (s *scanner) time(dst *time.Time) bool {
-	start := s.i
-	if _, ok := s.str(); !ok {
-		return false
-	}
-	return dst.UnmarshalJSON(s.b[start:s.i]) == nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
@@ -35,13 +36,16 @@ func TestADeliveryLostOnItsWayIsRecorded(t *testing.T) {
 			publish(t, env, sweeps("n", 50, at))
 			var lost atomic.Int64
 			logs := &testkit.Log{}
-			cfg := Config{Streams: []string{bus.Telemetry}, AckWait: 300 * time.Millisecond,
-				Log: slog.New(slog.NewTextHandler(logs, nil)),
-				loseDelivery: func(m jetstream.Msg) bool {
-					md, err := m.Metadata()
-					return err == nil && md.Sequence.Stream == c.seq && lost.CompareAndSwap(0, 1)
-				}}
-			start(t, env, st, cfg)
+			reg := prometheus.NewRegistry()
+			cfg := Config{Streams: []string{bus.Telemetry}, AckWait: 300 * time.Millisecond, Registerer: reg,
+				Log: slog.New(slog.NewTextHandler(logs, nil))}
+			js := &faultyBus{JetStream: env.JS, deliver: func(m jetstream.Msg) jetstream.Msg {
+				if md, err := m.Metadata(); err == nil && md.Sequence.Stream == c.seq && lost.CompareAndSwap(0, 1) {
+					return nil
+				}
+				return m
+			}}
+			startOn(t, js, st, cfg)
 			settled(t, env, "recorder", bus.Telemetry)
 			if lost.Load() != 1 {
 				t.Fatalf("%d deliveries lost, want 1: the test tested nothing", lost.Load())
@@ -55,6 +59,9 @@ func TestADeliveryLostOnItsWayIsRecorded(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), "lost on its way") {
 				t.Errorf("the lost delivery is not in the log:\n%s", logs.String())
+			}
+			if n := restartsOf(t, reg, bus.Telemetry, causeLostDelivery); n != 1 {
+				t.Errorf("%v restarts for a lost delivery counted, want one", n)
 			}
 		})
 	}

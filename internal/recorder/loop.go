@@ -147,29 +147,32 @@ func (l *loop) gap(md *jetstream.MsgMetadata) bool {
 	if prev == 0 || md.Sequence.Consumer <= prev+1 || l.restart == nil {
 		return false
 	}
-	l.r.metrics.stalls.WithLabelValues(l.stream).Inc()
 	l.log.Warn("a delivery was lost on its way (a node restarting or cut off?); reading again from the last ack",
 		"consumer", l.durable, "after_delivery", prev, "next_delivery", md.Sequence.Consumer, "stream_seq", md.Sequence.Stream)
-	l.restart(errGap)
+	l.restart(causeLostDelivery)
 	return true
 }
 
 // renumbered checks, when md comes a while (MaxDelay) after the last message batched, that the
 // stream still holds that message, and ends the stream's run when it holds a later one there (see
-// Recorder.renumbered): messages stored while the stream was short were numbered with
+// position.renumbered): messages stored while the stream was short were numbered with
 // sequences the consumer had passed, and the next run reads from the last message stored on. A
 // stream only loses messages when its replica restarts, which pauses it for longer than that, so
 // a stream read without a pause is not asked.
 func (l *loop) renumbered(ctx context.Context, md *jetstream.MsgMetadata) bool {
-	if l.restart == nil || md.Timestamp.Sub(l.batched.at) < l.r.cfg.MaxDelay {
+	if l.restart == nil || l.batched.seq == 0 || md.Timestamp.Sub(l.batched.at) < l.r.cfg.MaxDelay {
 		return false
 	}
-	now, ok := l.r.renumbered(ctx, l.stream, l.batched)
-	if !ok {
+	st, err := l.r.js.Stream(ctx, l.stream)
+	if err != nil {
+		return false // the next look tries again
+	}
+	now := storedAt(ctx, st, l.batched.seq)
+	if !(position{atCursor: now}).renumbered(l.batched) {
 		return false
 	}
-	l.r.sayRenumbered(l.log, l.stream, l.batched, now)
-	l.restart(errRenumbered)
+	sayRenumbered(l.log, l.stream, l.batched, now)
+	l.restart(causeRenumbered)
 	return true
 }
 
@@ -185,9 +188,6 @@ func (l *loop) next(ctx context.Context, it jetstream.MessagesContext, b *batch)
 	}
 	l.waiting.Store(true)
 	m, err := it.Next(jetstream.NextMaxWait(wait))
-	for err == nil && l.r.cfg.loseDelivery != nil && l.r.cfg.loseDelivery(m) {
-		m, err = it.Next(jetstream.NextMaxWait(wait))
-	}
 	l.waiting.Store(false)
 	if err == nil {
 		l.seen.Add(1)
@@ -322,7 +322,7 @@ func (l *loop) commitAll(ctx context.Context, stop func(), full <-chan *batch) e
 			stop()
 			for range full {
 			}
-			if errors.Is(err, errCrash) || ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
 			return err
@@ -330,8 +330,6 @@ func (l *loop) commitAll(ctx context.Context, stop func(), full <-chan *batch) e
 	}
 	return nil
 }
-
-var errCrash = errors.New("recorder: simulated crash")
 
 func (l *loop) commit(ctx context.Context, b *batch) error {
 	// The first message's time tells a batch from one cut at the same sequences before the
@@ -344,14 +342,7 @@ func (l *loop) commit(ctx context.Context, b *batch) error {
 	if err := l.setAside(ctx, b, refused); err != nil {
 		return err
 	}
-	if l.r.cfg.crashAfter != 0 {
-		return errCrash
-	}
 	l.stored.Store(&mark{seq: b.last, at: b.end})
-	if l.r.cfg.loseAcks.Load() > 0 {
-		l.r.cfg.loseAcks.Add(-1)
-		return nil // the acks are lost on their way
-	}
 	for _, m := range b.msgs {
 		if err := m.Ack(); err != nil {
 			// The rows are committed; the redelivery is deduplicated.
@@ -376,9 +367,6 @@ func (l *loop) insertAll(ctx context.Context, b *batch, token string) ([]refusal
 		if b.rows[t] != nil {
 			todo = append(todo, t)
 		}
-	}
-	if n := l.r.cfg.crashAfter; n > 0 && n < len(todo) {
-		todo = todo[:n] // a simulated crash once the first n tables committed
 	}
 	errs := make([]error, len(todo))
 	refused := make([][]refusal, len(todo))

@@ -9,13 +9,14 @@ type metrics struct {
 	acked    *prometheus.CounterVec
 	dead     *prometheus.CounterVec
 	failures *prometheus.CounterVec
-	resets   *prometheus.CounterVec
-	stalls   *prometheus.CounterVec
+	restarts *prometheus.CounterVec
 	split    *prometheus.CounterVec
 	refused  *prometheus.CounterVec
 }
 
-const resetsHelp = "Consumers restarted because their stream lost messages they had read, or numbered new ones with their sequences (a damaged store)."
+const restartsHelp = "Reads of a stream started over, by cause: stalled (the consumer held messages nobody pulled: a lost pull request), " +
+	"lost_delivery (a delivery lost on its way), behind (the stream lost messages the consumer had read: a damaged store), " +
+	"renumbered (the stream numbered new messages with sequences the consumer had read: a damaged store)."
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
@@ -31,17 +32,22 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Messages sent to DLQ because they could not be decoded or stored."}, []string{"stream"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_insert_failures_total",
 			Help: "Failed attempts to insert into ClickHouse or store a dead message."}, []string{"stream"}),
-		resets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_resets_total",
-			Help: resetsHelp}, []string{"stream"}),
-		stalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_consumer_stalls_total",
-			Help: "Reads started over because the consumer held messages but nobody was pulling them (a lost pull request), or a delivery was lost on its way."}, []string{"stream"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_restarts_total",
+			Help: restartsHelp}, []string{"stream", "cause"}),
 		split: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_refused_batches_total",
 			Help: "Batches ClickHouse refused for their rows (a value it cannot read or hold), split to store the others."}, []string{"stream"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_recorder_refused_messages_total",
 			Help: "Messages sent to DLQ because ClickHouse refused their rows; the rest of their batch was stored."}, []string{"stream"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.resets, m.stalls, m.split, m.refused)
+		reg.MustRegister(m.lag, m.up, m.rows, m.acked, m.dead, m.failures, m.restarts, m.split, m.refused)
 	}
 	return m
+}
+
+// restarted counts a stream's read started over for c (nothing when the recorder starts).
+func (m *metrics) restarted(stream string, c cause) {
+	if c != causeNone {
+		m.restarts.WithLabelValues(stream, string(c)).Inc()
+	}
 }

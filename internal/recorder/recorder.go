@@ -9,13 +9,15 @@
 // tail of the stream, when no such message arrived by then plus Grace. So a batch redelivered
 // after a crash is cut the same way, and its insert_deduplication_token (consumer, stream
 // sequence range and first message's time) makes ClickHouse drop the repeat; ReplacingMergeTree
-// by event id is the backstop. A stream that lost messages its consumer had read (a damaged
-// store) is noticed, logged as an error and counted, and recording resumes after the last
-// message stored (after the last ack, for a recorder just started); so is a stream that came
-// back short and numbered new messages with sequences the consumer had read, which the consumer
-// would otherwise never deliver (looked for when a message comes after a pause in the stream). A
-// delivery lost on its way (its consumer sequence skips) makes the stream's run start over from
-// the ack floor, so the message it carried is not taken for a repeat when it comes again.
+// by event id is the backstop.
+//
+// A stream's read starts over from one cursor, the last message stored, as nats.go's ordered
+// consumer resets from its own: a detector ends the stream's run with its cause (the watch: a
+// read that stalled, a stream that fell behind its consumer because it lost messages; the loop:
+// a delivery lost on its way, a stream that numbered new messages with sequences already read),
+// and one pure rule, resumeFrom, decides where the next run's consumer resumes from the cursor
+// and what the server says of the stream and the consumer. Each restart is counted by its cause;
+// a stream that lost messages is logged as an error.
 //
 // While ClickHouse is down or failing, the loop keeps the batch, retries with backoff, stops
 // consuming (so the lag grows in JetStream, not in memory), logs once when inserts start
@@ -36,9 +38,9 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -76,15 +78,6 @@ type Config struct {
 	// Check is how often a running recorder checks that its streams have not fallen behind
 	// their consumers (default 30s).
 	Check time.Duration
-
-	// crashAfter, in tests, stops a loop without acking once n tables of a batch committed.
-	crashAfter int
-	// loseAcks, in tests, drops the acks of that many committed batches, as a node restarting
-	// does.
-	loseAcks *atomic.Int64
-	// loseDelivery, in tests, drops the deliveries it is true for on their way to the loop, as
-	// a route cut between the consumer's leader and the recorder's server does.
-	loseDelivery func(jetstream.Msg) bool
 }
 
 func (c Config) withDefaults() Config {
@@ -115,25 +108,33 @@ func (c Config) withDefaults() Config {
 	if c.Check <= 0 {
 		c.Check = 30 * time.Second
 	}
-	if c.loseAcks == nil {
-		c.loseAcks = new(atomic.Int64)
-	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
 
+// JetStream is what the recorder needs of the bus: its streams, its consumers, and the DLQ.
+type JetStream interface {
+	Stream(ctx context.Context, stream string) (jetstream.Stream, error)
+	Consumer(ctx context.Context, stream, consumer string) (jetstream.Consumer, error)
+	CreateOrUpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error)
+	DeleteConsumer(ctx context.Context, stream, consumer string) error
+	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+}
+
+var _ JetStream = jetstream.JetStream(nil)
+
 // Recorder copies events from JetStream into the store.
 type Recorder struct {
-	js      jetstream.JetStream
+	js      JetStream
 	store   Store
 	cfg     Config
 	metrics *metrics
 }
 
 // New returns a recorder; Run starts it.
-func New(js jetstream.JetStream, st Store, cfg Config) *Recorder {
+func New(js JetStream, st Store, cfg Config) *Recorder {
 	cfg = cfg.withDefaults()
 	return &Recorder{js: js, store: st, cfg: cfg, metrics: newMetrics(cfg.Registerer)}
 }
@@ -174,43 +175,44 @@ func (r *Recorder) consumerConfig(stream string) jetstream.ConsumerConfig {
 	return cfg
 }
 
-// consumer creates or updates the stream's durable consumer. When an earlier run left
-// deliveries unacked (it crashed or was killed mid-batch), JetStream would redeliver them only
-// after AckWait and behind newer messages, so the first batch would be cut differently from the
-// one that may already be in ClickHouse and would not be deduplicated. So the consumer is then
-// recreated at its ack floor: delivery resumes in stream order and the batch is cut the same way.
-// A consumer ahead of its stream, or behind a stream that numbered new messages with sequences
-// it had read (the stream lost messages: see rewind and renumbered), is recreated after what the
-// last run stored (stored: its last message committed, zero when unknown).
-func (r *Recorder) consumer(ctx context.Context, stream string, stored mark, cause error) (jetstream.Consumer, error) {
+// consumer creates the stream's durable consumer, or resumes it after a run ended for reported
+// (causeNone: the recorder is starting) where resumeFrom says, from the cursor (the last message
+// a run stored, zero when unknown) and what the server says of the stream and the consumer. A
+// consumer that resumes elsewhere than where it was is deleted and created again there. The
+// restart is counted by its cause, and a stream found behind or renumbered here is logged as an
+// error (a renumbered stream its run's loop found was logged there).
+func (r *Recorder) consumer(ctx context.Context, stream string, cursor mark, reported cause) (jetstream.Consumer, error) {
 	cc := r.consumerConfig(stream)
+	res := resume{cause: reported, policy: cc.DeliverPolicy} // a new consumer reads the whole stream
 	if old, err := r.js.Consumer(ctx, stream, cc.Durable); err == nil {
 		info, err := old.Info(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("reading consumer %s on %s: %w", cc.Durable, stream, err)
 		}
-		last, err := r.lastSeq(ctx, stream)
+		p, err := r.position(ctx, stream, info, cursor)
 		if err != nil {
 			return nil, err
 		}
-		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = info.Config.DeliverPolicy, info.Config.OptStartSeq, info.Config.OptStartTime
-		reset := true
+		res = resumeFrom(reported, cursor, p)
+		log := r.cfg.Log.With("consumer", cc.Durable)
 		switch {
-		case isAhead(info, last):
-			r.rewind(&cc, info, stream, last, stored.at)
-		case r.resumeRenumbered(ctx, &cc, stream, stored, errors.Is(cause, errRenumbered)):
-		case info.NumAckPending > 0:
-			cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1, nil
-			r.cfg.Log.Info("resuming after unacked deliveries", "stream", stream, "from", cc.OptStartSeq)
-		default:
-			reset = false
+		case res.found && res.cause == causeBehind:
+			sayBehind(log, stream, p, res)
+		case res.found && res.cause == causeRenumbered && reported != causeRenumbered:
+			sayRenumbered(log, stream, cursor, p.atCursor)
+		case !res.keep:
+			log.Info("resuming after unacked deliveries", "stream", stream, "from", res.seq)
 		}
-		if reset {
+		if res.keep {
+			cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = info.Config.DeliverPolicy, info.Config.OptStartSeq, info.Config.OptStartTime
+		} else {
+			res.apply(&cc)
 			if err := r.js.DeleteConsumer(ctx, stream, cc.Durable); err != nil {
 				return nil, fmt.Errorf("resetting consumer %s on %s: %w", cc.Durable, stream, err)
 			}
 		}
 	}
+	r.metrics.restarted(stream, res.cause)
 	cons, err := r.js.CreateOrUpdateConsumer(ctx, stream, cc)
 	if err != nil {
 		return nil, fmt.Errorf("creating consumer %s on %s: %w", cc.Durable, stream, err)
@@ -218,37 +220,36 @@ func (r *Recorder) consumer(ctx context.Context, stream string, stored mark, cau
 	return cons, nil
 }
 
-// runStream records one stream until ctx ends, starting over on a fresh consumer whenever the
-// stream falls behind it or renumbers what it read, and on a fresh read whenever its read stalls.
+// runStream records one stream until ctx ends. A run that a detector ends with a cause starts
+// over, on a fresh iterator or a consumer recreated where resumeFrom says, from the stream's
+// cursor: the last message stored.
 func (r *Recorder) runStream(ctx context.Context, stream string) error {
-	var stored mark // the last message a run committed
-	var cause error // why the last run ended
+	var cursor mark       // the last message a run stored
+	reported := causeNone // why the last run ended
 	for {
-		sctx, cancel := context.WithCancelCause(ctx)
-		err := r.recordStream(sctx, cancel, stream, &stored, cause)
-		cause = context.Cause(sctx)
-		behind := errors.Is(cause, errBehind) || errors.Is(cause, errStalled) || errors.Is(cause, errGap) ||
-			errors.Is(cause, errRenumbered)
-		cancel(nil)
-		if err != nil || ctx.Err() != nil || !behind {
+		sctx, restart := context.WithCancelCause(ctx)
+		err := r.recordStream(sctx, restart, stream, &cursor, reported)
+		again := errors.As(context.Cause(sctx), &reported)
+		restart(nil)
+		if err != nil || ctx.Err() != nil || !again {
 			return err
 		}
 	}
 }
 
-func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseFunc, stream string, stored *mark,
-	last error) error {
-	cons, err := r.consumer(ctx, stream, *stored, last)
+func (r *Recorder) recordStream(ctx context.Context, restart context.CancelCauseFunc, stream string, cursor *mark,
+	reported cause) error {
+	cons, err := r.consumer(ctx, stream, *cursor, reported)
 	if err != nil {
 		return err
 	}
 	cc := r.consumerConfig(stream)
 	l := &loop{r: r, stream: stream, durable: cc.Durable, log: r.cfg.Log.With("stream", stream),
-		dec: newDecoder(), series: newSeries(), sizes: map[events.Type]int{}, restart: behind,
+		dec: newDecoder(), series: newSeries(), sizes: map[events.Type]int{}, restart: restart,
 		delivery: cons.CachedInfo().Delivered.Consumer}
 	defer func() {
 		if s := l.stored.Load(); s != nil {
-			*stored = *s
+			*cursor = *s
 		}
 	}()
 	if err := l.retry(ctx, "loading series state", func(ctx context.Context) error {
@@ -261,6 +262,6 @@ func (r *Recorder) recordStream(ctx context.Context, behind context.CancelCauseF
 		return fmt.Errorf("consuming %s: %w", cc.Durable, err)
 	}
 	defer it.Stop()
-	go r.watch(ctx, behind, l, cons)
+	go r.watch(ctx, restart, l, cons)
 	return l.run(ctx, it)
 }

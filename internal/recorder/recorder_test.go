@@ -46,9 +46,15 @@ func publish(t testing.TB, env *bustest.Env, evs []events.Event) {
 // start runs a recorder until the returned stop is called; stop returns Run's error.
 func start(t testing.TB, env *bustest.Env, st Store, cfg Config) (stop func() error) {
 	t.Helper()
+	return startOn(t, env.JS, st, cfg)
+}
+
+// startOn is start on js, the bus or a faulty one.
+func startOn(t testing.TB, js JetStream, st Store, cfg Config) (stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- New(env.JS, st, cfg).Run(ctx) }()
+	go func() { done <- New(js, st, cfg).Run(ctx) }()
 	var once sync.Once
 	var err error
 	stop = func() error {
@@ -188,8 +194,8 @@ func TestRestartAfterCrashStoresEachEventOnce(t *testing.T) {
 			evs = append(evs, fleetAndTokens()...)
 			publish(t, env, evs)
 
-			cfg := Config{AckWait: 300 * time.Millisecond, crashAfter: tc.crashAfter}
-			stop := start(t, env, st, cfg)
+			cfg := Config{AckWait: 300 * time.Millisecond}
+			stop := start(t, env, newCrashing(st, tc.crashAfter), cfg)
 			waitRows(t, st, func(n int64) bool { return n > 0 })
 			time.Sleep(200 * time.Millisecond)
 			if err := stop(); err != nil {
@@ -197,7 +203,6 @@ func TestRestartAfterCrashStoresEachEventOnce(t *testing.T) {
 			}
 			before := queryInt(t, st, "SELECT count() AS n FROM "+st.Table("gpu_sample"))
 
-			cfg.crashAfter = 0
 			start(t, env, st, cfg)
 			settled(t, env, "recorder")
 
