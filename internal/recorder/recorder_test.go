@@ -33,7 +33,14 @@ func testCtx(t testing.TB) context.Context {
 func publish(t testing.TB, env *bustest.Env, evs []events.Event) {
 	t.Helper()
 	p := bus.NewPublisher(env.JS)
-	for _, e := range evs {
+	for i, e := range evs {
+		// Wait for the acks of every thousand: on a loaded machine a publisher with thousands
+		// outstanding stalls past nats.go's wait and gives up ("too many outstanding").
+		if i > 0 && i%1000 == 0 {
+			if err := p.Flush(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := p.PublishAsync(e); err != nil {
 			t.Fatal(err)
 		}
