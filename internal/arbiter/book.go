@@ -151,8 +151,9 @@ func (b *Book) clone() *Book {
 	return &c
 }
 
-// ErrDeposed says a write to the placement bucket lost a compare-and-set: another arbiter wrote
-// the key since this one read it, so this one no longer leads.
+// ErrDeposed says a write of the leader's state (a book, a job's run) was refused: another
+// arbiter wrote the key since this one read it, or this one's lease is no longer the one it took
+// the lead under, so this one no longer leads.
 var ErrDeposed = errors.New("placement changed under this arbiter: it no longer leads")
 
 const bookPrefix = "workload."
@@ -175,51 +176,35 @@ type KVBooks struct {
 
 func (s KVBooks) key(workload string) string { return bookPrefix + events.Token(workload) }
 
-// Load reads every book. It reads them as one stream of the bucket's latest values (a watch), not
-// one request per key: ten thousand books load in well under a second.
+// Load reads every book, as one stream of the bucket's latest values (eachLatest).
 func (s KVBooks) Load(ctx context.Context) (map[string]*Book, error) {
-	w, err := s.KV.Watch(ctx, bookPrefix+">", jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("reading placement keys: %w", err)
-	}
-	defer func() { _ = w.Stop() }()
 	out := map[string]*Book{}
-	for {
-		var e jetstream.KeyValueEntry
-		select {
-		case e = <-w.Updates():
-		case <-ctx.Done():
-			return nil, fmt.Errorf("reading placement: %w", ctx.Err())
-		}
-		if e == nil { // every current value was delivered
-			return out, nil
-		}
+	err := eachLatest(ctx, s.KV, bookPrefix+">", func(e jetstream.KeyValueEntry) {
 		b, err := decodeBook(e.Key(), e.Value())
 		if err != nil {
 			s.corrupt(e, err, "skipped; the leader writes the workload's book anew over it")
-			continue
+			return
 		}
 		b.rev = e.Revision()
 		out[b.Workload] = b
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading placement: %w", err)
 	}
+	return out, nil
 }
 
-// Save writes b if nobody wrote its key since b was read (rev 0: only if the key is new). When
-// the key holds something that is not a book of b's workload, b replaces it (restore).
+// Save writes b if nobody wrote its key since b was read (rev 0: only if the key is new), by
+// casPut: a key that holds something that is not a book of b's workload is corruption, which b
+// replaces (restore); a book of the workload there is another arbiter's write (ErrDeposed).
 func (s KVBooks) Save(ctx context.Context, b *Book) error {
 	data, err := encodeBook(b)
 	if err != nil {
 		return fmt.Errorf("encoding placement of %s: %w", b.Workload, err)
 	}
-	var rev uint64
-	if b.rev == 0 {
-		rev, err = s.KV.Create(ctx, s.key(b.Workload), data)
-	} else {
-		rev, err = s.KV.Update(ctx, s.key(b.Workload), data, b.rev)
-	}
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		rev, err = s.restore(ctx, b.Workload, data)
-	}
+	rev, err := casPut(ctx, s.KV, s.key(b.Workload), data, b.rev, checkBook, func(e jetstream.KeyValueEntry, err error) {
+		s.corrupt(e, err, "restored from the leader's copy")
+	})
 	if errors.Is(err, nats.ErrMaxPayload) {
 		return fmt.Errorf("saving placement of %s: its book is %d bytes encoded, over the NATS server's max_payload "+
 			"(%d replicas, %d actions): raise max_payload on the NATS servers: %w",
@@ -230,31 +215,6 @@ func (s KVBooks) Save(ctx context.Context, b *Book) error {
 	}
 	b.rev = rev
 	return nil
-}
-
-// restore is Save after a lost compare-and-set. A book of the workload under the key is another
-// arbiter's write: this one is deposed. Anything else is corruption, which this leader replaces
-// with what it knows, by a compare-and-set on the revision it found, so that a rival's write
-// landing meanwhile still wins.
-func (s KVBooks) restore(ctx context.Context, workload string, data []byte) (uint64, error) {
-	key := s.key(workload)
-	e, err := s.KV.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return 0, ErrDeposed // deleted: not this arbiter's to recreate
-	}
-	if err != nil {
-		return 0, fmt.Errorf("reading placement %s after a lost compare-and-set: %w", key, err)
-	}
-	derr := checkBook(key, e.Value())
-	if derr == nil {
-		return 0, ErrDeposed
-	}
-	s.corrupt(e, derr, "restored from the leader's copy")
-	rev, err := s.KV.Update(ctx, key, data, e.Revision())
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return 0, ErrDeposed
-	}
-	return rev, err
 }
 
 func (s KVBooks) corrupt(e jetstream.KeyValueEntry, err error, action string) {

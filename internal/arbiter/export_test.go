@@ -128,3 +128,13 @@ func (s *Service) JobReported(name string) bool {
 	j := s.jobs[name]
 	return j != nil && j.reported != nil
 }
+
+// JobRunOf is the job's run in this arbiter's table.
+func (s *Service) JobRunOf(name string) (JobRun, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[name]; j != nil {
+		return j.Run, true
+	}
+	return JobRun{}, false
+}

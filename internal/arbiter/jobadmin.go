@@ -45,7 +45,7 @@ func ServeJobRequests(ctx context.Context, js jetstream.JetStream, cfg *fleet.Co
 	if err != nil {
 		return nil, fmt.Errorf("opening KV bucket %s (run bus.Ensure first): %w", bus.BucketJobs, err)
 	}
-	return serveJobs(ctx, js.Conn(), jobKV{kv}, cfg, now, log)
+	return serveJobs(ctx, js.Conn(), jobKV{kv: kv}, cfg, now, log)
 }
 
 // jobSubjects are the subjects job requests are asked on (bus.JobAdminSubject).

@@ -25,17 +25,14 @@ type jobIO struct {
 // first start, not from each restart), and begins answering "arbiter job submit|cancel". It
 // returns once the table holds every job, so no plan is made without them.
 func (s *Service) openJobs(ctx context.Context) (*jobIO, error) {
-	kv, err := s.o.JS.KeyValue(ctx, bus.BucketJobs)
-	if err != nil {
-		return nil, fmt.Errorf("opening KV bucket %s (run bus.Ensure first): %w", bus.BucketJobs, err)
-	}
-	io := &jobIO{kv: jobKV{kv}}
+	io := &jobIO{kv: s.runs}
+	var err error
 	for _, j := range configJobs(s.o.Config, s.o.Clock.Now()) {
 		if err := io.kv.ensureSpec(ctx, j, s.corrupt.report); err != nil {
 			return nil, err
 		}
 	}
-	io.watch, err = kv.WatchAll(ctx)
+	io.watch, err = io.kv.kv.WatchAll(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watching KV bucket %s: %w", bus.BucketJobs, err)
 	}
@@ -137,41 +134,59 @@ func (s *Service) foldJob(e jetstream.KeyValueEntry) bool {
 		name := strings.TrimPrefix(e.Key(), bus.JobStatePrefix)
 		for n, j := range s.jobs {
 			if stateKey(n) == e.Key() || n == name {
-				j.Run, j.saved = run, run
+				j.Run, j.saved, j.rev = run, run, e.Revision()
 			}
 		}
 	}
 	return false
 }
 
-// saveJobs writes the runs changed since they were last written, outside the books' lock.
+// saveJobs writes the runs changed since they were last written, outside the books' lock, each
+// as a book is written (saveRun). It stops at the first that fails: that ended the lead.
 func (s *Service) saveJobs(ctx context.Context, kv jobKV) {
-	type change struct {
-		name string
-		run  JobRun
-	}
-	var todo []change
+	var todo []string
 	s.mu.Lock()
 	if s.leading {
 		for name, j := range s.jobs {
 			if j.Run != j.saved {
-				todo = append(todo, change{name, j.Run})
+				todo = append(todo, name)
 			}
 		}
 	}
 	s.mu.Unlock()
-	for _, c := range todo {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := kv.saveRun(cctx, c.name, c.run)
-		cancel()
-		if err != nil {
-			s.log.Warn("could not save a job's state; will retry", "job", c.name, "err", err)
-			continue
+	slices.Sort(todo)
+	for _, name := range todo {
+		if s.saveRun(ctx, kv, name) != nil {
+			return
 		}
-		s.mu.Lock()
-		if j := s.jobs[c.name]; j != nil {
-			j.saved = c.run
-		}
-		s.mu.Unlock()
 	}
+}
+
+// saveRun writes the job's run if it changed since its last write, by the leader's one way to
+// write (write): stamped with the lease's epoch, by a compare-and-set on the revision of its key
+// last read or written. A write refused or failed ends the lead, as a book's does.
+func (s *Service) saveRun(ctx context.Context, kv jobKV, name string) error {
+	return s.write(ctx, stateKey(name), func(epoch uint64) (func(context.Context) error, func(), error) {
+		j := s.jobs[name]
+		if j == nil || j.Run == j.saved {
+			return nil, nil, nil
+		}
+		taken, rev := j.Run, j.rev
+		run := taken
+		run.Epoch = epoch
+		var wrote uint64
+		save := func(ctx context.Context) (err error) {
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			wrote, err = kv.saveRun(cctx, name, run, rev)
+			return err
+		}
+		done := func() {
+			if j.Run == taken {
+				j.Run = run
+			}
+			j.saved, j.rev = run, wrote
+		}
+		return save, done, nil
+	})
 }

@@ -55,6 +55,8 @@ type JobRun struct {
 	// StartedAt is when the job's first instance was launched: no progress it reports can claim
 	// more work than the time since (checkProgress).
 	StartedAt time.Time `json:"started_at,omitzero"`
+	// Epoch is the lease revision of the leader that wrote it, as a book's (Book.Epoch).
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // Ended says the job needs nothing more: finished, cancelled or failed.
@@ -71,12 +73,13 @@ type JobRecord struct {
 }
 
 // job is a job in the arbiter's memory; s.mu guards it. reported is the latest job.progress the
-// job published itself; saved the run as last written to the bucket.
+// job published itself; saved the run as last written to the bucket, at revision rev (0: none).
 type job struct {
 	JobRecord
 	reported *events.JobProgress
 	applied  time.Time // the time of the last report taken as the work done
 	saved    JobRun
+	rev      uint64
 	told     events.JobState // the last job.state published
 	spells   spells          // spot as this arbiter saw it at the job's decisions
 }
@@ -184,8 +187,12 @@ func configJobs(cfg *fleet.Config, now time.Time) []JobSpec {
 	return out
 }
 
-// jobKV reads and writes the jobs bucket.
-type jobKV struct{ kv jetstream.KeyValue }
+// jobKV reads and writes the jobs bucket; report (may be nil) is told of a run key found
+// holding something else when the leader writes over it.
+type jobKV struct {
+	kv     jetstream.KeyValue
+	report func(Corruption)
+}
 
 func specKey(name string) string  { return bus.JobSpecPrefix + events.Token(name) }
 func stateKey(name string) string { return bus.JobStatePrefix + events.Token(name) }
@@ -229,15 +236,61 @@ func (k jobKV) cancel(ctx context.Context, name string) error {
 
 var errNoJob = errors.New("no such job")
 
-func (k jobKV) saveRun(ctx context.Context, name string, r JobRun) error {
+// saveRun writes the job's run by a compare-and-set on rev, the revision of its key last read or
+// written (casPut, as a book is written), and returns the revision written: ErrDeposed when
+// another arbiter wrote it since.
+func (k jobKV) saveRun(ctx context.Context, name string, r JobRun, rev uint64) (uint64, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("encoding the state of job %s: %w", name, err)
+		return 0, fmt.Errorf("encoding the state of job %s: %w", name, err)
 	}
-	if _, err := k.kv.Put(ctx, stateKey(name), data); err != nil {
-		return fmt.Errorf("saving the state of job %s: %w", name, err)
+	wrote, err := casPut(ctx, k.kv, stateKey(name), data, rev, checkRun, func(e jetstream.KeyValueEntry, err error) {
+		if k.report != nil {
+			k.report(corruptionOf(e, err, "restored from the leader's copy"))
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("saving the state of job %s: %w", name, err)
 	}
-	return nil
+	return wrote, nil
+}
+
+// storedRun is a job's run as the bucket holds it: the run (ok: the value is one) and the
+// revision of its key.
+type storedRun struct {
+	run JobRun
+	ok  bool
+	rev uint64
+}
+
+// loadRuns reads every job's run as the bucket holds it now, by key, for a new leader: as the
+// books, the runs it writes are compare-and-sets on the revisions it read.
+func (k jobKV) loadRuns(ctx context.Context) (map[string]storedRun, error) {
+	out := map[string]storedRun{}
+	err := eachLatest(ctx, k.kv, bus.JobStatePrefix+">", func(e jetstream.KeyValueEntry) {
+		run, err := decodeRun(e.Value())
+		out[e.Key()] = storedRun{run: run, ok: err == nil, rev: e.Revision()}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the jobs' states: %w", err)
+	}
+	return out, nil
+}
+
+// takeRuns makes the runs a new leader read its own; s.mu is held. A run key that is missing or
+// holds something else is written at the next save.
+func (s *Service) takeRuns(runs map[string]storedRun) {
+	for name, j := range s.jobs {
+		st, found := runs[stateKey(name)]
+		switch {
+		case !found:
+			j.saved, j.rev = JobRun{}, 0
+		case !st.ok:
+			j.saved, j.rev = JobRun{}, st.rev
+		default:
+			j.Run, j.saved, j.rev = st.run, st.run, st.rev
+		}
+	}
 }
 
 // LoadJobs reads every job and its state from the jobs bucket, for "arbiter job status".
@@ -246,23 +299,9 @@ func LoadJobs(ctx context.Context, js jetstream.JetStream) ([]JobRecord, error) 
 	if err != nil {
 		return nil, fmt.Errorf("opening KV bucket %s (is \"arbiter run\" up?): %w", bus.BucketJobs, err)
 	}
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("reading jobs: %w", err)
-	}
-	defer func() { _ = w.Stop() }()
 	by := map[string]*JobRecord{}
-	for {
-		var e jetstream.KeyValueEntry
-		select {
-		case e = <-w.Updates():
-		case <-ctx.Done():
-			return nil, fmt.Errorf("reading jobs: %w", ctx.Err())
-		}
-		if e == nil {
-			break
-		}
-		foldJobEntry(by, e)
+	if err := eachLatest(ctx, kv, ">", func(e jetstream.KeyValueEntry) { foldJobEntry(by, e) }); err != nil {
+		return nil, fmt.Errorf("reading jobs: %w", err)
 	}
 	out := make([]JobRecord, 0, len(by))
 	for _, k := range sortedKeys(by) {
@@ -313,6 +352,12 @@ func decodeSpec(key string, data []byte) (JobSpec, error) {
 		return j, fmt.Errorf("%w: the submission of job %q belongs under %s", errNotAJob, j.Workload.Name, want)
 	}
 	return j, nil
+}
+
+// checkRun is decodeRun's verdict alone.
+func checkRun(_ string, data []byte) error {
+	_, err := decodeRun(data)
+	return err
 }
 
 // decodeRun reads a job's run: one that does not decode or has no known state is errNotAJob.
@@ -384,6 +429,7 @@ func (s *Service) badRun(e jetstream.KeyValueEntry, err error) {
 	for n, j := range s.jobs {
 		if stateKey(n) == e.Key() || n == name {
 			j.saved = JobRun{} // differs from any run: saveJobs writes it
+			j.rev = max(j.rev, e.Revision())
 		}
 	}
 	signal(s.jobsSave)

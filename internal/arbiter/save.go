@@ -7,11 +7,11 @@ import (
 )
 
 // Books are written off the books' lock. A change is made in memory under s.mu, and touch marks
-// the book changed; flush writes its newest version outside s.mu. Writes of one book go one at a
-// time, in order (its slot), as the compare-and-set on its key needs; writes of different books
-// never wait for each other. A worker flushes its workload's book before it calls an actuator, so
-// an action is durable before it is applied; the saver writes the other changed books in the
-// background, several at once. So neither a full pass's thousand writes nor one slow write holds
+// the book changed; flush writes its newest version outside s.mu, as write (fence.go) writes
+// every value the leader keeps: one at a time per key, by a compare-and-set under the lease's
+// epoch; writes of different books never wait for each other. A worker flushes its workload's
+// book before it calls an actuator, so an action is durable before it is applied; the saver
+// writes the other changed books in the background, several at once. So neither a full pass's thousand writes nor one slow write holds
 // the books, delays a reclaim's replacement or the lease's renewal.
 
 // saveWorkers is how many books the saver writes at once.
@@ -62,45 +62,21 @@ func runnable(b *Book) bool {
 }
 
 // flush writes workload w's book if it changed since its last write, and returns once it is
-// durable. A failed write ends this arbiter's lead: its copy of the books can no longer be
-// trusted, and the next lease tick reloads them.
+// durable. It is the leader's one way to write (write): a failed or refused write ends its lead.
 func (s *Service) flush(ctx context.Context, w string) error {
-	slot, _ := s.slots.LoadOrStore(w, new(sync.Mutex))
-	slot.(*sync.Mutex).Lock()
-	defer slot.(*sync.Mutex).Unlock()
-	s.mu.Lock()
-	b := s.books[w]
-	if !s.leading || b == nil {
-		s.mu.Unlock()
-		return errNotLeading
-	}
-	if b.saved == b.ver {
-		s.mu.Unlock()
-		return nil
-	}
-	epoch, ok := s.lease.valid()
-	if !ok {
-		s.depose()
-		s.mu.Unlock()
-		return ErrDeposed
-	}
-	c := b.clone()
-	c.Epoch = epoch
-	s.mu.Unlock()
-
-	err := s.store.Save(ctx, c)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.books[w] != b {
-		return errNotLeading // deposed meanwhile
-	}
-	if err != nil {
-		s.log.Error("could not record placement; stepping down to reload", "workload", w, "err", err)
-		s.depose()
-		return err
-	}
-	b.rev, b.saved, b.Epoch = c.rev, c.ver, epoch
-	return nil
+	return s.write(ctx, bookPrefix+w, func(epoch uint64) (func(context.Context) error, func(), error) {
+		b := s.books[w]
+		if b == nil {
+			return nil, nil, errNotLeading
+		}
+		if b.saved == b.ver {
+			return nil, nil, nil
+		}
+		c := b.clone()
+		c.Epoch = epoch
+		save := func(ctx context.Context) error { return s.store.Save(ctx, c) }
+		return save, func() { b.rev, b.saved, b.Epoch = c.rev, c.ver, epoch }, nil
+	})
 }
 
 // saveLoop writes the touched books in the background while leading.

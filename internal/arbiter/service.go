@@ -137,7 +137,7 @@ type Service struct {
 	isLeader atomic.Bool
 	work     *lanes        // the workers running actions, per location; nil when Step runs them
 	saveReq  chan struct{} // wakes the saver
-	slots    sync.Map      // workload → *sync.Mutex: one write of its book at a time
+	slots    sync.Map      // key → *sync.Mutex: one write of a book or job's run at a time (write)
 
 	mu      sync.Mutex // guards the books while leading; never held across I/O
 	books   map[string]*Book
@@ -145,6 +145,9 @@ type Service struct {
 	unsaved map[string]bool // touched books the saver has not taken yet
 	leading bool
 	lead    uint64 // counts the times this arbiter took the lead, so a plan knows its books
+	// epoch is the lease's epoch when this arbiter took the lead: every value it writes carries
+	// it, and a write under any other is refused (write).
+	epoch uint64
 	// planner is the last full pass's planner, kept to answer reclaims quickly; known is what it
 	// knows of the books' replicas, and newObs the reclaims it has not been told of.
 	planner *placement.Planner
@@ -159,6 +162,7 @@ type Service struct {
 	// guards them. jobsSave wakes the job loop to write what changed.
 	jobs     jobs
 	jobsSave chan struct{}
+	runs     jobKV // the jobs bucket
 	// badSpecs are the submission keys found holding something else, by the revision found;
 	// the leader writes the job's submission back over them (restoreSpecs). s.mu guards it.
 	badSpecs map[string]uint64
@@ -180,6 +184,10 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening KV bucket %s: %w", bus.BucketLeases, err)
 	}
+	jkv, err := o.JS.KeyValue(ctx, bus.BucketJobs)
+	if err != nil {
+		return nil, fmt.Errorf("opening KV bucket %s (run bus.Ensure first): %w", bus.BucketJobs, err)
+	}
 	log := o.Log.With("arbiter", o.Identity)
 	corrupt := newCorruptions(o.Registry, log.Error, o.OnCorrupt)
 	store := o.Books
@@ -190,7 +198,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		pub: bus.NewPublisher(o.JS), store: store, lease: newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
 		corrupt: corrupt, urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
 		saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(),
-		jobs: jobs{}, jobsSave: make(chan struct{}, 1), badSpecs: map[string]uint64{}}
+		jobs: jobs{}, jobsSave: make(chan struct{}, 1), runs: jobKV{kv: jkv, report: corrupt.report}, badSpecs: map[string]uint64{}}
 	s.lease.onCorrupt = corrupt.report
 	return s, nil
 }
@@ -299,8 +307,8 @@ func (s *Service) keepLease(ctx context.Context) {
 	}
 }
 
-// stepUp loads every book, resumes the actions left in flight and asks again about the actions
-// held for approval.
+// stepUp loads every book and job's run, resumes the actions left in flight and asks again about
+// the actions held for approval.
 func (s *Service) stepUp(ctx context.Context) error {
 	bs, err := s.store.Load(ctx)
 	if err != nil {
@@ -309,15 +317,21 @@ func (s *Service) stepUp(ctx context.Context) error {
 	for _, b := range bs {
 		b.ver, b.saved = 0, 0 // as read: durable
 	}
+	runs, err := s.runs.loadRuns(ctx)
+	if err != nil {
+		return err
+	}
+	epoch, _ := s.lease.valid()
 	s.mu.Lock()
 	s.books, s.names, s.planner = bs, nil, nil
+	s.takeRuns(runs)
 	clear(s.unsaved)
 	s.setLeading(true)
 	s.lead++
+	s.epoch = epoch
 	holds := s.holds()
 	s.ask(ctx, holds) // questions asked by an earlier leader: resumed with their deadlines
 	s.mu.Unlock()
-	epoch, _ := s.lease.valid()
 	s.log.Info("leading", "epoch", epoch, "workloads", len(bs), "approvals_pending", len(holds))
 	if rep, ok := s.o.Actuator.(actuate.Reporter); ok {
 		s.report(ctx, rep) // what runs, before the first plan: the actuator's truth wins

@@ -1,0 +1,124 @@
+package arbiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The values the leader keeps in the placement and jobs buckets, each workload's book and each
+// deadline-bound job's run, are written one way, by write: stamped with the epoch of the lease
+// the leader's copy was loaded under, by a compare-and-set on the revision the key was last read
+// or written at (casPut). A deposed leader's late write, made after its successor wrote the key,
+// is refused (ErrDeposed) instead of overwriting it, and the deposed leader steps down.
+
+// write writes one value the leader keeps (a book, a job's run). Writes of one key go one at a
+// time, in order (its slot), as the compare-and-set needs; writes of different keys never wait
+// for each other. Under s.mu, take copies the value stamped with the lease's epoch and returns
+// how to save the copy (save nil: nothing to write) and how to record it once saved (done); the
+// save runs outside s.mu. A write is refused with ErrDeposed when the lease is no longer the one
+// this arbiter took the lead under, or when the compare-and-set finds the key written by another
+// arbiter. That, or any other failed write, ends the lead: this arbiter's copy can no longer be
+// trusted, and the next lease tick reloads it.
+func (s *Service) write(ctx context.Context, key string,
+	take func(epoch uint64) (save func(context.Context) error, done func(), err error)) error {
+	slot, _ := s.slots.LoadOrStore(key, new(sync.Mutex))
+	slot.(*sync.Mutex).Lock()
+	defer slot.(*sync.Mutex).Unlock()
+	s.mu.Lock()
+	if !s.leading {
+		s.mu.Unlock()
+		return errNotLeading
+	}
+	epoch, ok := s.lease.valid()
+	if !ok || epoch != s.epoch {
+		s.depose()
+		s.mu.Unlock()
+		return ErrDeposed
+	}
+	save, done, err := take(epoch)
+	lead := s.lead
+	s.mu.Unlock()
+	if err != nil || save == nil {
+		return err
+	}
+
+	err = save(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leading || s.lead != lead {
+		return errNotLeading // deposed meanwhile
+	}
+	if err != nil {
+		s.log.Error("could not write the leader's state; stepping down to reload", "key", key, "err", err)
+		s.depose()
+		return err
+	}
+	done()
+	return nil
+}
+
+// casPut writes data under key by a compare-and-set on rev, the revision its writer last read or
+// wrote there (0: only if the key is new), and returns the revision written. A lost
+// compare-and-set where the key holds a value check accepts is another arbiter's write:
+// ErrDeposed, as is a key deleted meanwhile (not this arbiter's to recreate). A value check
+// refuses is corruption (a server's reply stored there, a hand edit): it is reported and written
+// over by a compare-and-set on the revision found, so that a rival's write landing meanwhile
+// still wins.
+func casPut(ctx context.Context, kv jetstream.KeyValue, key string, data []byte, rev uint64,
+	check func(key string, data []byte) error, corrupt func(jetstream.KeyValueEntry, error)) (uint64, error) {
+	var wrote uint64
+	var err error
+	if rev == 0 {
+		wrote, err = kv.Create(ctx, key, data)
+	} else {
+		wrote, err = kv.Update(ctx, key, data, rev)
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return wrote, err
+	}
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, ErrDeposed
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading %s after a lost compare-and-set: %w", key, err)
+	}
+	derr := check(key, e.Value())
+	if derr == nil {
+		return 0, ErrDeposed
+	}
+	if corrupt != nil {
+		corrupt(e, derr)
+	}
+	wrote, err = kv.Update(ctx, key, data, e.Revision())
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return 0, ErrDeposed
+	}
+	return wrote, err
+}
+
+// eachLatest calls fn with every value under filter (a key or a wildcard) as the bucket holds it
+// now, deleted keys left out. It reads them as one stream of the bucket's latest values (a
+// watch), not one request per key: ten thousand books load in well under a second.
+func eachLatest(ctx context.Context, kv jetstream.KeyValue, filter string, fn func(jetstream.KeyValueEntry)) error {
+	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil { // every current value was delivered
+				return nil
+			}
+			fn(e)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
