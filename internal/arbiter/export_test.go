@@ -128,3 +128,14 @@ func (s *Service) JobReported(name string) bool {
 	j := s.jobs[name]
 	return j != nil && j.reported != nil
 }
+
+// Demand is how many replicas workload's telemetry asks for now.
+func (s *Service) Demand(workload string) int {
+	w, ok := s.o.Config.Workload(workload)
+	if !ok {
+		return 0
+	}
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	return s.mk.demand(w, 0, s.o.Clock.Now())
+}
