@@ -260,6 +260,10 @@ func (b *Budgets) Review(ctx context.Context, p Proposal) (Ruling, error) {
 	if len(v.Blocked) > 0 {
 		b.o.Log.Info("actions blocked by budget", "actions", v.Blocked, "reasons", strings.Join(v.Reasons, "; "))
 	}
+	for _, h := range v.Told {
+		b.o.Log.Info("lost capacity restored at once; its approvers are asked after", "actions", h.Actions,
+			"reasons", strings.Join(h.Reasons, "; "))
+	}
 	return Ruling{Blocked: v.Blocked, Holds: holdsOf(v.Holds), Told: holdsOf(v.Told)}, nil
 }
 
