@@ -69,7 +69,7 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file != "" {
-				for _, name := range []string{"scope", "period", "limit", "currency", "alert", "forecast-alert", "on", "approve-over", "approvers", "approval-timeout"} {
+				for _, name := range []string{"scope", "period", "limit", "currency", "alert", "forecast-alert", "on", "approve-over", "restore", "approvers", "approval-timeout"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--%s and -f both given: put the policy in the file, or use flags without -f", name)
 					}
@@ -111,6 +111,8 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 	f.StringSliceVar(&fl.ForecastAlerts, "forecast-alert", nil, "notify when forecast spend for the period reaches these levels")
 	f.StringArrayVar(&fl.On, "on", nil, "act at a level: [actual:|forecast:]LEVEL:ACTION with ACTION notify, require-approval, block-scale-up or scale-to-floor (repeatable)")
 	f.StringVar(&fl.ApproveOver, "approve-over", "", "plans raising spend by more than this per hour need approval, e.g. 25/h")
+	f.StringVar(&fl.Restore, "restore", string(budget.RestoreFirst), "replacing capacity lost to a reclaim, a failed launch or a vanished instance: "+
+		"first (applied at once, the approvers told after with Keep and Go back) or ask (held for approval like any rise)")
 	f.StringSliceVar(&fl.Approvers, "approvers", nil, "Slack user (U…) or user group (S…) ids who may approve")
 	f.DurationVar(&fl.ApprovalTimeout, "approval-timeout", budget.DefaultApprovalTimeout, "an approval not given in this time counts as rejected")
 	return cmd

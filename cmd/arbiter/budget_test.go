@@ -22,13 +22,14 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 	as("alice")("budget", "set", "llm-monthly", "--scope", "workload=llm-inference",
 		"--period", "month", "--limit", "50000", "--currency", "USD", "--alert", "50%,80%,100%",
 		"--forecast-alert", "100%", "--on", "100%:block-scale-up", "--on", "120%:scale-to-floor",
-		"--approve-over", "25/h", "--approvers", "U123ABC,S456DEF", "--approval-timeout", "30m")
+		"--approve-over", "25/h", "--restore", "ask", "--approvers", "U123ABC,S456DEF", "--approval-timeout", "30m")
 
 	var got budget.Revision
 	if err := json.Unmarshal([]byte(run("budget", "get", "llm-monthly", "-o", "json")), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Actor != "alice" || got.Policy.Limit != 50000 || len(got.Policy.Thresholds) != 6 || got.Policy.ApproveOver != 25 {
+	if got.Actor != "alice" || got.Policy.Limit != 50000 || len(got.Policy.Thresholds) != 6 || got.Policy.ApproveOver != 25 ||
+		got.Policy.Restore != budget.RestoreAsk {
 		t.Errorf("get = %+v", got)
 	}
 
@@ -37,6 +38,9 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "llm.yaml")
 	if err := os.WriteFile(file, []byte(strings.Replace(yml, "limit: 50000", "limit: 60000", 1)), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(yml, "restore: ask") {
+		t.Errorf("get -o yaml lacks the restore key:\n%s", yml)
 	}
 	as("bob")("budget", "set", "-f", file)
 
@@ -86,8 +90,11 @@ func TestBudgetCLIRefusesInvalidPolicies(t *testing.T) {
 		{"no thresholds", []string{"budget", "set", "x", "--scope", "all", "--limit", "5"}, "thresholds: none given"},
 		{"approval without approvers", []string{"budget", "set", "x", "--scope", "all", "--limit", "5", "--alert", "80%", "--approve-over", "3/h"}, "approvers: required"},
 		{"bad scope", []string{"budget", "set", "x", "--scope", "cluster=a", "--limit", "5", "--alert", "80%"}, `unknown key "cluster"`},
+		{"bad restore", []string{"budget", "set", "x", "--scope", "all", "--limit", "5", "--alert", "80%", "--restore", "later"},
+			`restore: "later" must be first (a replacement of lost capacity is applied at once and the approvers are told after) or ask`},
 		{"file with its line", []string{"budget", "set", "-f", bad}, bad + `:6: thresholds[0].action: budget policy "x": "shout"`},
 		{"file and flags", []string{"budget", "set", "-f", bad, "--limit", "3"}, "--limit and -f both given"},
+		{"file and --restore", []string{"budget", "set", "-f", bad, "--restore", "ask"}, "--restore and -f both given"},
 		{"bad output", []string{"budget", "list", "-o", "xml"}, `"xml" for "-o, --output" flag: want table, json, yaml or csv`},
 		{"missing", []string{"budget", "get", "nope"}, "budget policy not found"},
 	}

@@ -14,11 +14,12 @@ import (
 )
 
 type soakOptions struct {
-	trace  string
-	market time.Duration
-	seed   uint64
-	rate   int
-	report string
+	trace       string
+	market      time.Duration
+	seed        uint64
+	rate        int
+	report      string
+	noApprovals bool
 }
 
 // newSoakCmd is `arbiter soak`: the whole system under seeded faults, checked at the end.
@@ -42,7 +43,10 @@ market time:
   then refusing (in the warm-up, where the fleet's launch waits for an approval).
 
 A budget policy holds scale-ups for an approver in a fake Slack (Slack's wire format), who
-approves or rejects each at a seeded moment with a signed click on the leader's endpoint.
+approves or rejects each at a seeded moment with a signed click on the leader's endpoint. The
+policy restores first: replacing capacity lost to a reclaim, a failed launch or a vanished
+instance is applied at once, and the approver answers after, Keep or Go back, the same way.
+--no-approvals runs the same seed without the policy, to measure what approvals cost.
 
 At the end it checks, and exits 1 when one does not hold: every published event is recorded
 exactly once; no action id reached the actuator twice; the actuator holds what the books say;
@@ -72,7 +76,7 @@ prints one summary line and writes a markdown report with the fault timeline.`,
 			}
 			defer eng.Close()
 			s, err := soak.Run(cmd.Context(), soak.Options{Trace: o.trace, Market: o.market, Seed: o.seed, Rate: o.rate,
-				Engine: eng, Dir: dir, Log: log})
+				Engine: eng, Dir: dir, Log: log, NoApprovals: o.noApprovals})
 			if err != nil {
 				return err
 			}
@@ -92,5 +96,6 @@ prints one summary line and writes a markdown report with the fault timeline.`,
 	f.Uint64Var(&o.seed, "seed", 1, "draws the window and the faults' moments")
 	f.IntVar(&o.rate, "rate", 1000, "GPU telemetry events per second (wall time) beside the market")
 	f.StringVar(&o.report, "report", "soak-report.md", "markdown report with the fault timeline; empty writes none")
+	f.BoolVar(&o.noApprovals, "no-approvals", false, "run without the approval policy (the same seed's baseline for what approvals cost)")
 	return cmd
 }

@@ -35,6 +35,9 @@ type Book struct {
 	// to ask about again for a while.
 	Holds    []Hold     `json:"holds,omitempty"`
 	Declined []Declined `json:"declined,omitempty"`
+	// Lost is the capacity lost and not yet restored: launches that restore it are not held for
+	// approve_over under a budget that restores first.
+	Lost Loss `json:"lost,omitzero"`
 
 	rev uint64 // KV revision this copy was read or written at
 	// ver counts the changes made to this copy in memory, saved the last of them written; the
@@ -89,6 +92,8 @@ type Record struct {
 	// Received is when the reclaim notice this action answers reached the arbiter (wall clock),
 	// for the reaction-time metric; zero for other actions.
 	Received time.Time `json:"received,omitzero"`
+	// Restores marks a launch that restores capacity the workload lost (see restoring).
+	Restores bool `json:"restores,omitempty"`
 }
 
 // Count is how many replicas of g the book holds, what the actuator must hold for g once the

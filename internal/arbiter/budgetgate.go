@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -259,22 +260,34 @@ func (b *Budgets) Review(ctx context.Context, p Proposal) (Ruling, error) {
 	if len(v.Blocked) > 0 {
 		b.o.Log.Info("actions blocked by budget", "actions", v.Blocked, "reasons", strings.Join(v.Reasons, "; "))
 	}
-	r := Ruling{Blocked: v.Blocked}
-	for _, h := range v.Holds {
-		r.Holds = append(r.Holds, Hold{Actions: h.Actions, Reasons: h.Reasons, Policies: h.Policies,
-			Approvers: h.Approvers, Timeout: h.Timeout})
+	for _, h := range v.Told {
+		b.o.Log.Info("lost capacity restored at once; its approvers are asked after", "actions", h.Actions,
+			"reasons", strings.Join(h.Reasons, "; "))
 	}
-	return r, nil
+	return Ruling{Blocked: v.Blocked, Holds: holdsOf(v.Holds), Told: holdsOf(v.Told)}, nil
+}
+
+// holdsOf are the gate's holds in the arbiter's terms, to be completed by it.
+func holdsOf(hs []budget.Hold) []Hold {
+	var out []Hold
+	for _, h := range hs {
+		out = append(out, Hold{Actions: h.Actions, Reasons: h.Reasons, Policies: h.Policies, Approvers: h.Approvers, Timeout: h.Timeout})
+	}
+	return out
 }
 
 // plan is a workload's plan as a budget sees it: each action's change where it lands, and for a
-// launch that replaces replicas their saving, where they run.
+// launch that replaces replicas their saving, where they run; restores marked as such.
 func (b *Budgets) plan(wp WorkloadPlan) budget.Plan {
 	p := budget.Plan{ID: wp.PlanID, Workload: wp.Workload, Team: wp.Team}
 	for _, a := range wp.Actions {
-		p.Changes = append(p.Changes, b.change(a))
+		restores := slices.Contains(wp.Restores, a.ID)
+		c := b.change(a)
+		c.Restores = restores
+		p.Changes = append(p.Changes, c)
 		for _, r := range wp.Replaced[a.ID] {
-			c := budget.Change{ActionID: a.ID, Kind: placement.ActionDrain, Reason: a.Reason, USDPerHour: -r.PricePerHour}
+			c := budget.Change{ActionID: a.ID, Kind: placement.ActionDrain, Reason: a.Reason, USDPerHour: -r.PricePerHour,
+				Restores: restores}
 			c.Location, c.Provider = b.where(r.Location)
 			p.Changes = append(p.Changes, c)
 		}

@@ -138,3 +138,14 @@ func (s *Service) JobRunOf(name string) (JobRun, bool) {
 	}
 	return JobRun{}, false
 }
+
+// Demand is how many replicas workload's telemetry asks for now.
+func (s *Service) Demand(workload string) int {
+	w, ok := s.o.Config.Workload(workload)
+	if !ok {
+		return 0
+	}
+	s.mk.mu.Lock()
+	defer s.mk.mu.Unlock()
+	return s.mk.demand(w, 0, s.o.Clock.Now())
+}

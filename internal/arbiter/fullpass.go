@@ -98,7 +98,7 @@ func (s *Service) install(ctx context.Context, in planInput, pl *placement.Plann
 	if s.lead != in.lead || !s.unchanged(in) {
 		return false
 	}
-	s.setPlanner(pl, in.reps)
+	s.setPlanner(pl, in.reps, in.snap.Workloads)
 	s.commit(ctx, d, now, map[string]bool{}, trigger, start)
 	s.warnUnplaced(d)
 	return true
@@ -149,7 +149,7 @@ func (s *Service) fullLocked(ctx context.Context, trigger string, caps []placeme
 		s.log.Info("planning stopped", "trigger", trigger, "err", err)
 		return
 	}
-	s.setPlanner(pl, reps)
+	s.setPlanner(pl, reps, snap.Workloads)
 	d := pl.Decision()
 	s.commit(ctx, d, now, dirty, trigger, start)
 	s.warnUnplaced(d)

@@ -147,6 +147,9 @@ func inFlight(b *Book, id string) bool {
 // announcement. The replica is marked abandoned; the caller removes it.
 func (s *Service) abandon(b *Book, st stuckLaunch, now time.Time) {
 	r := &b.Replicas[st.i]
+	if !r.Move { // a move that found no capacity lost nothing the workload had
+		b.lose(ReasonLaunchFailed, now)
+	}
 	r.State = abandoned
 	ob := placement.Observation{At: st.failed, Kind: placement.ObsLaunchFailed}
 	s.mk.mu.Lock()

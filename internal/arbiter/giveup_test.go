@@ -93,10 +93,16 @@ func TestLaunchThatCannotGetCapacityIsGivenUp(t *testing.T) {
 // watchLaunchFailed collects the action.updated events that give a launch up.
 func (h *harness) watchLaunchFailed(t *testing.T) chan *events.ActionUpdated {
 	t.Helper()
-	out := make(chan *events.ActionUpdated, 16)
+	return h.watchActions(t, 16, func(e *events.ActionUpdated) bool { return e.Reason == arbiter.ReasonLaunchFailed })
+}
+
+// watchActions collects the action.updated events that keep says to, up to n.
+func (h *harness) watchActions(t *testing.T, n int, keep func(*events.ActionUpdated) bool) chan *events.ActionUpdated {
+	t.Helper()
+	out := make(chan *events.ActionUpdated, n)
 	sub, err := h.env.Conn.Subscribe("bursar.action.>", func(m *nats.Msg) {
 		var e events.ActionUpdated
-		if json.Unmarshal(m.Data, &e) == nil && e.Reason == arbiter.ReasonLaunchFailed {
+		if json.Unmarshal(m.Data, &e) == nil && keep(&e) {
 			out <- &e
 		}
 	})

@@ -35,6 +35,10 @@ type Hold struct {
 	// Channel and TS say where the question was posted, once it was.
 	Channel string `json:"channel,omitempty"`
 	TS      string `json:"ts,omitempty"`
+	// Restored marks a question asked after the fact: restores of lost capacity were applied at
+	// once, and its actions are their go-backs (ReasonGoBack). Go back approves them, Keep or no
+	// answer by the deadline rejects them.
+	Restored bool `json:"restored,omitempty"`
 }
 
 // Workloads are the workloads the hold covers, sorted.
@@ -61,23 +65,28 @@ func holdID(actions []string) string {
 }
 
 // Declined remembers an action that was rejected, so the planner's next passes, which propose it
-// again under a new id, do not ask again until Until.
+// again under a new id, do not ask again until Until. A rejected discretionary rise does not keep
+// a restore of lost capacity back (Restores: which of the two was rejected).
 type Declined struct {
-	Kind   string    `json:"kind"`
-	Reason string    `json:"reason"`
-	Offer  string    `json:"offer,omitempty"`
-	Until  time.Time `json:"until"`
+	Kind     string    `json:"kind"`
+	Reason   string    `json:"reason"`
+	Offer    string    `json:"offer,omitempty"`
+	Until    time.Time `json:"until"`
+	Restores bool      `json:"restores,omitempty"`
 }
 
-func (b *Book) declined(a placement.Action, now time.Time) bool {
+// declined says whether an action like a (a restore, or not) was rejected lately.
+func (b *Book) declined(a placement.Action, restores bool, now time.Time) bool {
 	return slices.ContainsFunc(b.Declined, func(d Declined) bool {
-		return d.Kind == string(a.Kind) && d.Reason == string(a.Reason) && d.Offer == a.Offer && now.Before(d.Until)
+		return d.Kind == string(a.Kind) && d.Reason == string(a.Reason) && d.Offer == a.Offer && now.Before(d.Until) &&
+			(d.Restores || !restores)
 	})
 }
 
 func (b *Book) decline(r Record, now, until time.Time) {
 	b.Declined = slices.DeleteFunc(b.Declined, func(d Declined) bool { return !now.Before(d.Until) })
-	b.Declined = append(b.Declined, Declined{Kind: r.Target.Kind, Reason: r.Target.Reason, Offer: r.Target.Offer, Until: until})
+	b.Declined = append(b.Declined, Declined{Kind: r.Target.Kind, Reason: r.Target.Reason, Offer: r.Target.Offer, Until: until,
+		Restores: r.Restores})
 }
 
 // ErrNoHold says no approval with that id waits in the books: decided already, or unknown.
@@ -163,6 +172,9 @@ func (s *Service) settleHold(b *Book, h Hold, approve bool, who string, now time
 		}
 		r := *rec
 		switch {
+		case !approve && r.Target.Reason == ReasonGoBack: // kept: nothing was proposed to decline
+			b.finish(id)
+			out = append(out, step{r, b.Workload, events.ActionRejected, who, "kept"})
 		case !approve:
 			b.finish(id)
 			quiet := h.Timeout
@@ -171,6 +183,8 @@ func (s *Service) settleHold(b *Book, h Hold, approve bool, who string, now time
 			}
 			b.decline(r, now, now.Add(quiet))
 			out = append(out, step{r, b.Workload, events.ActionRejected, who, ""})
+		case r.Target.Reason == ReasonGoBack:
+			out = append(out, s.goBack(b, id, who)...)
 		case r.Target.Kind == string(placement.ActionScale):
 			out = append(out, s.cut(b, id, who)...)
 		default:
@@ -182,16 +196,20 @@ func (s *Service) settleHold(b *Book, h Hold, approve bool, who string, now time
 }
 
 // cut carries out an approved budget cut below the workload's minimum: its live replicas go,
-// launching ones first and then the most expensive, until the cut's target count remains. The
-// drains are grouped by replica group (an actuator sets one group's count); the first group keeps
-// the action's id, the others get ids derived from it.
+// launching ones first and then the most expensive, until the cut's target count remains.
 func (s *Service) cut(b *Book, id, who string) []step {
+	return s.drainAway(b, id, who, cutVictims(b, b.record(id).Target.Replicas), "cut", "nothing left to cut")
+}
+
+// drainAway carries out the approved action id, a cut or a go-back (what), as drains of victims
+// grouped by replica group (an actuator sets one group's count): the first group keeps the
+// action's id, the others get ids derived from it. With no victims the action is done at once,
+// applied with the detail none.
+func (s *Service) drainAway(b *Book, id, who string, victims []Rep, what, none string) []step {
 	base := *b.record(id)
-	victims := cutVictims(b, base.Target.Replicas)
 	if len(victims) == 0 {
 		b.finish(id)
-		return []step{{base, b.Workload, events.ActionApproved, who, ""},
-			{base, b.Workload, events.ActionApplied, "", "nothing left to cut"}}
+		return []step{{base, b.Workload, events.ActionApproved, who, ""}, {base, b.Workload, events.ActionApplied, "", none}}
 	}
 	var groups []actuate.Group
 	byGroup := map[actuate.Group][]Rep{}
@@ -223,7 +241,7 @@ func (s *Service) cut(b *Book, id, who string) []step {
 		} else {
 			r.Target.ActionID, r.Hold = retireID(b.Workload, id+"/"+g.String()), ""
 			b.Actions = append(b.Actions, r)
-			detail = "part of cut " + id + ", approved by " + who
+			detail = "part of " + what + " " + id + ", approved by " + who
 		}
 		out = append(out, step{r, b.Workload, events.ActionApproved, who, detail})
 	}

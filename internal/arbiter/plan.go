@@ -111,10 +111,14 @@ func (s *Service) askWhenSaved(ctx context.Context, holds []Hold) {
 	}()
 }
 
-// setPlanner keeps pl, planned from the books' replicas reps, to answer the next reclaims; s.mu
-// is held.
-func (s *Service) setPlanner(pl *placement.Planner, reps []placement.Replica) {
+// setPlanner keeps pl, planned from the books' replicas reps and the workloads ws, to answer the
+// next reclaims; s.mu is held.
+func (s *Service) setPlanner(pl *placement.Planner, reps []placement.Replica, ws []placement.Workload) {
 	s.planner = pl
+	s.targets = make(map[string]int, len(ws))
+	for i := range ws {
+		s.targets[ws[i].ID] = placement.Target(&ws[i])
+	}
 	s.known = make(map[string]placement.Replica, len(reps))
 	for _, r := range reps {
 		s.known[r.ID] = r

@@ -61,7 +61,7 @@ func (s *Service) noteReport(obs []actuate.Observed, seq uint64) {
 // reconcile makes the books follow the actuators: a group that holds fewer replicas than its
 // book, in a report made after the group's last action ended and with no action in flight on it,
 // loses the excess from its book (launching replicas first, the newest first), so the planner
-// replaces them instead of waiting for replicas that will never come. A spot replica dropped so,
+// replaces them instead of waiting for replicas that will never come; the book keeps the loss. A spot replica dropped so,
 // with no notice, is recorded as ended: it was seen alive until now and nothing says it was
 // reclaimed, so its survival still counts for the offer's hazard, as a drained one's does.
 // s.mu is held.
@@ -84,6 +84,9 @@ func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
 				if i < 0 {
 					i = newestIn(b, g)
 				}
+				if st := b.Replicas[i].State; st == placement.StateLaunching || st == placement.StateReady {
+					b.lose(lossVanished, now)
+				}
 				s.ended(b, []string{b.Replicas[i].ID}, now)
 				b.Replicas = slices.Delete(b.Replicas, i, i+1)
 				dirty[w] = true
@@ -92,9 +95,10 @@ func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
 	}
 }
 
-// groupBusy says whether an action on g is recorded and not finished.
+// groupBusy says whether an action on g is in flight: recorded or calling. One awaiting an
+// approval has not touched the group's replicas, nor its actuator.
 func groupBusy(b *Book, g actuate.Group) bool {
-	return slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Target.Group == g })
+	return slices.ContainsFunc(b.Actions, func(r Record) bool { return r.Target.Group == g && r.Stage != StageAwaiting })
 }
 
 // newestIn is g's newest replica that is not draining.

@@ -23,7 +23,9 @@ type candidate struct {
 // approval, which is recorded with them. It returns how many actions it recorded and the new
 // holds, to ask once the books are saved.
 func (s *Service) record(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool) (int, []Hold) {
-	cands, prop := s.propose(d, now)
+	var restores map[string]bool
+	d.Actions, restores = s.restoring(d.Actions)
+	cands, prop := s.propose(d, restores, now)
 	if len(cands) == 0 {
 		s.decided(d)
 		return 0, nil
@@ -58,6 +60,7 @@ func (s *Service) record(ctx context.Context, d placement.Decision, now time.Tim
 		n++
 		s.announce(rec, c.a.Workload, statusOf(rec.Stage), "")
 	}
+	holds = append(holds, s.askAfter(ruling.Told, cands, prop, now, dirty)...)
 	for _, h := range holds {
 		for _, w := range h.Workloads() {
 			b := s.book(w)
@@ -70,20 +73,23 @@ func (s *Service) record(ctx context.Context, d placement.Decision, now time.Tim
 }
 
 // propose gathers the decision's new actions by workload: those not done or recorded already,
-// not like one waiting for approval or one rejected lately, and with something to act on.
-func (s *Service) propose(d placement.Decision, now time.Time) ([]candidate, Proposal) {
+// not like one waiting for approval or one rejected lately, and with something to act on. A
+// restore of lost capacity is kept back only by a restore like it (one waiting under a budget
+// that asks about restores), never by a discretionary rise waiting or rejected.
+func (s *Service) propose(d placement.Decision, restores map[string]bool, now time.Time) ([]candidate, Proposal) {
 	var cands []candidate
 	prop := Proposal{At: now}
 	index := map[string]int{}
 	for _, a := range d.Actions {
 		b := s.book(a.Workload)
-		if b.finished(a.ID) || s.awaitingLike(b, a) || b.declined(a, now) {
+		if b.finished(a.ID) || s.awaitingLike(b, a, restores[a.ID]) || b.declined(a, restores[a.ID], now) {
 			continue
 		}
 		rec, ok := s.toRecord(b, a, now)
 		if !ok {
 			continue
 		}
+		rec.Restores = restores[a.ID]
 		cands = append(cands, candidate{a: a, rec: rec})
 		i, ok := index[a.Workload]
 		if !ok {
@@ -97,6 +103,9 @@ func (s *Service) propose(d placement.Decision, now time.Time) ([]candidate, Pro
 				CostBefore: s.cost(b)})
 		}
 		prop.Plans[i].Actions = append(prop.Plans[i].Actions, a)
+		if restores[a.ID] {
+			prop.Plans[i].Restores = append(prop.Plans[i].Restores, a.ID)
+		}
 	}
 	for i := range prop.Plans {
 		prop.Plans[i].Replaced = replaced(s.books[prop.Plans[i].Workload], prop.Plans[i].Actions)
@@ -104,12 +113,12 @@ func (s *Service) propose(d placement.Decision, now time.Time) ([]candidate, Pro
 	return cands, prop
 }
 
-// awaitingLike says whether b already holds an action like a waiting for approval: the planner
-// proposes it again on every pass until someone answers.
-func (s *Service) awaitingLike(b *Book, a placement.Action) bool {
+// awaitingLike says whether b already holds an action like a (a restore, or not) waiting for
+// approval: the planner proposes it again on every pass until someone answers.
+func (s *Service) awaitingLike(b *Book, a placement.Action, restores bool) bool {
 	return slices.ContainsFunc(b.Actions, func(r Record) bool {
 		return r.Stage == StageAwaiting && r.Target.Kind == string(a.Kind) && r.Target.Reason == string(a.Reason) &&
-			r.Target.Offer == a.Offer
+			r.Target.Offer == a.Offer && (r.Restores || !restores)
 	})
 }
 
@@ -201,10 +210,14 @@ func (s *Service) holdPlan(h Hold, byID map[string]candidate, prop Proposal, now
 	}
 	p.USDPerHourNow = max(p.USDPerHourNow, 0)
 	for _, id := range h.Actions {
-		c := byID[id]
-		p.Actions = append(p.Actions, events.PlanAction{ID: id, Kind: string(c.a.Kind), Location: c.rec.Target.Location,
-			Offer: c.a.Offer, Market: marketOr(c.rec.Target.Market), Replicas: c.a.Count, Delta: delta(c.a),
-			Reason: string(c.a.Reason), NeedsApproval: true})
+		p.Actions = append(p.Actions, byID[id].planAction(true))
 	}
 	return p
+}
+
+// planAction is the candidate as a question shows it.
+func (c candidate) planAction(needsApproval bool) events.PlanAction {
+	return events.PlanAction{ID: c.a.ID, Kind: string(c.a.Kind), Location: c.rec.Target.Location, Offer: c.a.Offer,
+		Market: marketOr(c.rec.Target.Market), Replicas: c.a.Count, Delta: delta(c.a), Reason: string(c.a.Reason),
+		NeedsApproval: needsApproval}
 }

@@ -39,6 +39,10 @@ type WorkloadPlan struct {
 	// replica (drained once the new one is ready, make-before-break) or a reclaimed one (gone at
 	// its deadline). Their saving belongs to the launch.
 	Replaced map[string][]Rep
+	// Restores are the ids of the launches that restore capacity the workload lost (Book.Lost),
+	// up to what it had before: a budget that restores first applies them at once and tells its
+	// approvers after.
+	Restores []string
 }
 
 // Net is the change in spend per hour once the plan is carried out and the replaced replicas
@@ -55,10 +59,12 @@ func (p WorkloadPlan) Net() float64 {
 }
 
 // Ruling is a gate's answer on a proposal: the actions it drops, and the sets of actions that
-// wait for an approval, each applied or dropped as a whole. Actions in neither go ahead.
+// wait for an approval, each applied or dropped as a whole. Actions in neither go ahead; of
+// those, the restores in Told are put to approvers after they are applied, to keep or go back on.
 type Ruling struct {
 	Blocked []string
 	Holds   []Hold // the gate fills Actions, Reasons, Policies, Approvers and Timeout
+	Told    []Hold // as Holds; their Actions are restores
 }
 
 // Gate reviews each pass's actions before they are applied: budget policies, approvals in Slack.

@@ -153,6 +153,8 @@ type Service struct {
 	planner *placement.Planner
 	known   map[string]placement.Replica
 	newObs  []placement.OfferObservation
+	// targets are the ready replicas each workload needed when planner was made (restoring).
+	targets map[string]int
 	// unplaced holds the workloads last warned of as placing nowhere, with why; s.mu guards it.
 	unplaced map[string]string
 	// truth is which report last observed each group; reportSeq numbers the reports.

@@ -13,8 +13,8 @@ import (
 
 // settle brings the books up to date with what happened since the last pass: reclaim notices
 // mark replicas reclaimed, replicas past their reclaim deadline are retired, what the actuators
-// report drops what they do not hold and promotes launching replicas, and launches that cannot get capacity are given up.
-// s.mu is held. It returns the workloads whose books changed.
+// report drops what they do not hold and promotes launching replicas, and launches that cannot get capacity are given up;
+// what was lost so is kept in the book (Lost) until restored. s.mu is held. It returns the workloads whose books changed.
 func (s *Service) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
 	s.applyNotices(now, dirty)
@@ -23,6 +23,7 @@ func (s *Service) settle(now time.Time) map[string]bool {
 	s.reconcile(now, dirty)
 	s.promote(dirty)
 	s.giveUp(now, dirty)
+	s.forgetLosses(now, dirty)
 	return dirty
 }
 
@@ -54,6 +55,7 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 	slices.SortFunc(todo, func(a, b notice) int { return cmp.Or(a.e.NoticeAt.Compare(b.e.NoticeAt), cmp.Compare(a.e.ID, b.e.ID)) })
 	for _, n := range todo {
 		for _, h := range s.victims(n, !n.e.Deadline.After(now), applied[n.e.ID]) {
+			h.b.lose(lossReclaim, now)
 			s.reclaimed(h.b, h.i, n)
 			dirty[h.b.Workload] = true
 		}

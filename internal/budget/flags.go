@@ -18,13 +18,14 @@ type Flags struct {
 	ForecastAlerts  []string // notify on forecast spend
 	On              []string // "[actual:|forecast:]AT:ACTION", e.g. "100%:block-scale-up"
 	ApproveOver     string   // "25/h"
+	Restore         string   // "first" or "ask"
 	Approvers       []string
 	ApprovalTimeout time.Duration
 }
 
 // Policy builds the named policy from the flags, normalized and validated.
 func (f Flags) Policy(name string) (Policy, error) {
-	p := Policy{Name: name, Period: Period(f.Period), Limit: f.Limit, Currency: f.Currency,
+	p := Policy{Name: name, Period: Period(f.Period), Limit: f.Limit, Currency: f.Currency, Restore: Restore(f.Restore),
 		Approvers: f.Approvers, ApprovalTimeout: Duration(f.ApprovalTimeout)}
 	var errs []error
 	sc, err := ParseScope(f.Scope)

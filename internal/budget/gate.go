@@ -25,6 +25,10 @@ type Change struct {
 	// BelowMinimum marks a cut the planner would make below the workload's minimum: it is never
 	// applied without an approval.
 	BelowMinimum bool
+	// Restores marks a launch that replaces capacity the workload had before a loss (a reclaim,
+	// a failed launch, an instance gone), up to what it had: a policy that restores first does not
+	// hold it for approve_over, and tells its approvers after.
+	Restores bool
 }
 
 // Plan is the part of a placement decision that concerns one workload.
@@ -36,15 +40,20 @@ type Plan struct {
 }
 
 // Rise is the net change in spend per hour of the plan's changes inside scope.
-func (p Plan) Rise(sc Scope) float64 {
+func (p Plan) Rise(sc Scope) float64 { return p.riseOf(sc, anyChange) }
+
+// riseOf is the net change in spend per hour of the plan's changes inside scope that count.
+func (p Plan) riseOf(sc Scope, counts func(Change) bool) float64 {
 	r := 0.0
 	for _, c := range p.Changes {
-		if p.inScope(sc, c) {
+		if p.inScope(sc, c) && counts(c) {
 			r += c.USDPerHour
 		}
 	}
 	return r
 }
+
+func anyChange(Change) bool { return true }
 
 // inScope reports whether a change falls in sc. A scale action has no location: it falls in any
 // scope that its workload and team fall in.
@@ -76,6 +85,9 @@ type Verdict struct {
 	Timeout   time.Duration
 	// Holds group the actions in Approve: each hold is asked once and decided as a whole.
 	Holds []Hold
+	// Told are restores of lost capacity let through that a policy would have held: each is
+	// applied at once and put to its approvers after, to keep or to go back on.
+	Told []Hold
 }
 
 // replacement reasons add no capacity: they replace what was lost, moved or disqualified, so
@@ -195,10 +207,11 @@ func (g *Gate) Caps(now time.Time) []placement.Budget {
 // judges the net change in spend per hour inside its scope, summed over every plan it covers: a
 // move's launch counts with the saving of the replica it replaces, and a team's workloads count
 // together. Cuts below a workload's minimum always wait for an approval; plans rising more than a
-// policy's approve_over while approval is required wait too; actions that add capacity while
-// block-scale-up holds are blocked. Actions that wait for the same approval form one Hold, applied
-// or dropped together. The context is unused: it keeps the signature of a gate that would ask
-// elsewhere.
+// policy's approve_over while approval is required wait too, except for restores of lost capacity
+// under a policy that restores first: those are applied and told of after (Verdict.Told). Actions
+// that add capacity while block-scale-up holds are blocked, restores or not. Actions that wait for
+// the same approval form one Hold, applied or dropped together. The context is unused: it keeps
+// the signature of a gate that would ask elsewhere.
 func (g *Gate) Review(_ context.Context, plans []Plan, now time.Time) Verdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -227,9 +240,8 @@ func (g *Gate) Review(_ context.Context, plans []Plan, now time.Time) Verdict {
 				}
 			}
 		}
-		if rise := riseOf(plans, p.Scope); approvalRequired(p, s) && rise > float64(p.ApproveOver) && rise > 0 {
-			v.approve(p, rising(plans, p.Scope), fmt.Sprintf("budget %q: the plan adds %.2f %s/h net, over the %s allowed without approval",
-				p.Name, rise, p.Currency, p.ApproveOver))
+		if approvalRequired(p, s) {
+			reviewRise(&v, p, plans)
 		}
 	}
 	for _, pl := range plans {
@@ -242,29 +254,46 @@ func (g *Gate) Review(_ context.Context, plans []Plan, now time.Time) Verdict {
 	return v.verdict()
 }
 
+// reviewRise applies p's approve_over to the plans: the rise it weighs waits for an approval when
+// over the line; restores it lets through (restore first) are told of when the whole rise,
+// restores included, is over the line, as it would have been asked about.
+func reviewRise(v *verdictBuilder, p Policy, plans []Plan) {
+	weighed := func(c Change) bool { return !c.Restores || !p.RestoresFirst() }
+	over := func(r float64) bool { return r > float64(p.ApproveOver) && r > 0 }
+	if rise := riseOf(plans, p.Scope, weighed); over(rise) {
+		v.approve(p, rising(plans, p.Scope, weighed), fmt.Sprintf("budget %q: the plan adds %.2f %s/h net, over the %s allowed without approval",
+			p.Name, rise, p.Currency, p.ApproveOver))
+	}
+	restored := func(c Change) bool { return !weighed(c) }
+	if added := riseOf(plans, p.Scope, restored); added > 0 && over(riseOf(plans, p.Scope, anyChange)) {
+		v.tell(p, rising(plans, p.Scope, restored), fmt.Sprintf("budget %q: restoring lost capacity added %.2f %s/h, applied at once "+
+			"(over the %s allowed without approval; the policy restores first and asks after)", p.Name, added, p.Currency, p.ApproveOver))
+	}
+}
+
 // touches reports whether any change of the plan falls in sc.
 func (p Plan) touches(sc Scope) bool {
 	return slices.ContainsFunc(p.Changes, func(c Change) bool { return p.inScope(sc, c) })
 }
 
-// riseOf is the net change in spend per hour of every plan inside scope.
-func riseOf(plans []Plan, sc Scope) float64 {
+// riseOf is the net change in spend per hour of every plan's changes inside scope that count.
+func riseOf(plans []Plan, sc Scope, counts func(Change) bool) float64 {
 	r := 0.0
 	for _, pl := range plans {
-		r += pl.Rise(sc)
+		r += pl.riseOf(sc, counts)
 	}
 	return r
 }
 
-// rising lists the actions an approval of a rise in sc covers: those in scope that add spend, and
-// in each of their plans the drains that finish a move (the break half of make-before-break), so a
-// move is approved or dropped whole.
-func rising(plans []Plan, sc Scope) []string {
+// rising lists the actions an approval of a rise in sc covers: those in scope that count and add
+// spend, and in each of their plans the drains that finish a move (the break half of
+// make-before-break), so a move is approved or dropped whole.
+func rising(plans []Plan, sc Scope, counts func(Change) bool) []string {
 	var ids []string
 	for _, pl := range plans {
 		moves := false
 		for _, c := range pl.Changes {
-			if c.USDPerHour > 0 && pl.inScope(sc, c) {
+			if c.USDPerHour > 0 && pl.inScope(sc, c) && counts(c) {
 				ids = addOnce(ids, c.ActionID)
 				moves = moves || c.Kind == placement.ActionLaunch && isMove(c.Reason)
 			}

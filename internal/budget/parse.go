@@ -26,6 +26,7 @@ import (
 //	  - {at: 100%, on: forecast}
 //	  - {at: 100%, action: block-scale-up}
 //	approve_over: 25/h
+//	restore: first
 //	approvers: [U123ABC]
 //	approval_timeout: 30m
 func ParseFile(file string, data []byte) ([]Policy, error) {
@@ -137,6 +138,8 @@ func decodeField(p *Policy, key string, val *yaml.Node, l lines) error {
 		target = &p.Currency
 	case "approve_over":
 		target = &p.ApproveOver
+	case "restore":
+		target = &p.Restore
 	case "approvers":
 		target = &p.Approvers
 	case "approval_timeout":
@@ -144,7 +147,7 @@ func decodeField(p *Policy, key string, val *yaml.Node, l lines) error {
 	case "thresholds":
 		return decodeThresholds(p, val, l)
 	default:
-		return l.errf(key, "unknown key (keys: name, scope, period, limit, currency, thresholds, approve_over, approvers, approval_timeout)")
+		return l.errf(key, "unknown key (keys: name, scope, period, limit, currency, thresholds, approve_over, restore, approvers, approval_timeout)")
 	}
 	if err := val.Decode(target); err != nil {
 		return l.errf(key, "%s", yamlstrict.Message(err))

@@ -58,6 +58,20 @@ const (
 
 var actions = []Action{Notify, RequireApproval, BlockScaleUp, ScaleToFloor}
 
+// Restore says what approve_over does to a launch that replaces capacity a workload lost (a
+// reclaim, a failed launch, an instance gone), up to what it had before the loss.
+type Restore string
+
+// The ways a policy can treat a restore.
+const (
+	// RestoreFirst applies it at once and tells the approvers after, with the spend per hour it
+	// added and a way back to the cheapest placement that keeps the workload's minimum. The default:
+	// "ask before spend rises" does not mean "leave the service down while nobody answers".
+	RestoreFirst Restore = "first"
+	// RestoreAsk holds it for an approval like any other rise.
+	RestoreAsk Restore = "ask"
+)
+
 // Level is a threshold's height: a percentage of the limit ("80%") or an absolute amount
 // ("40000") in the policy's currency.
 type Level struct {
@@ -166,10 +180,16 @@ type Policy struct {
 	// ApproveOver is how much a plan may raise spend per hour before it needs an approval, while
 	// a require-approval threshold is reached (or always, when no threshold requires approval).
 	// Zero means the rule is off unless a threshold requires approval, then any rise counts.
-	ApproveOver     Rate     `json:"approve_over,omitempty" yaml:"approve_over,omitempty"`
+	ApproveOver Rate `json:"approve_over,omitempty" yaml:"approve_over,omitempty"`
+	// Restore says whether approve_over holds a replacement of lost capacity (ask) or lets it
+	// through and tells the approvers after (first, the default; empty reads as first).
+	Restore         Restore  `json:"restore,omitempty" yaml:"restore,omitempty"`
 	Approvers       []string `json:"approvers,omitempty" yaml:"approvers,omitempty"`
 	ApprovalTimeout Duration `json:"approval_timeout,omitempty" yaml:"approval_timeout,omitempty"`
 }
+
+// RestoresFirst reports whether the policy lets a replacement of lost capacity through at once.
+func (p Policy) RestoresFirst() bool { return p.Restore != RestoreAsk }
 
 // DefaultApprovalTimeout applies when a policy sets none.
 const DefaultApprovalTimeout = 30 * time.Minute
@@ -186,7 +206,7 @@ func (p Policy) Timeout() time.Duration {
 // USD, and spend is compared with the limit as it is.
 const Currency = "USD"
 
-// Normalize fills in defaults (basis actual, action notify, currency upper case, USD when none) and orders the
+// Normalize fills in defaults (basis actual, action notify, currency upper case, USD when none, restore first) and orders the
 // thresholds, so that equal policies compare and print equal.
 func (p *Policy) Normalize() {
 	p.defaults()
@@ -208,6 +228,9 @@ func (p *Policy) defaults() {
 	}
 	if p.ApprovalTimeout == 0 {
 		p.ApprovalTimeout = Duration(DefaultApprovalTimeout)
+	}
+	if p.Restore == "" {
+		p.Restore = RestoreFirst
 	}
 }
 
@@ -295,6 +318,10 @@ func (p Policy) Validate() error {
 	}
 	if p.ApproveOver < 0 || math.IsNaN(float64(p.ApproveOver)) {
 		bad("approve_over", "must be zero or more per hour, got %v", float64(p.ApproveOver))
+	}
+	if p.Restore != "" && p.Restore != RestoreFirst && p.Restore != RestoreAsk {
+		bad("restore", "%q must be first (a replacement of lost capacity is applied at once and the approvers are told after) "+
+			"or ask (it waits for an approval like any rise)", p.Restore)
 	}
 	if (p.Has(RequireApproval) || p.ApproveOver > 0) && len(p.Approvers) == 0 {
 		bad("approvers", "required when plans can need approval (require-approval or approve_over): list Slack user (U…) or group (S…) ids")

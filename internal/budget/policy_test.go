@@ -46,6 +46,9 @@ func TestValidate(t *testing.T) {
 		}, []string{"approvers"}},
 		{"bad approver", func(p *Policy) { p.Approvers = []string{"alice"} }, []string{"approvers[0]"}},
 		{"negative rate", func(p *Policy) { p.ApproveOver = -1 }, []string{"approve_over"}},
+		{"restore ask", func(p *Policy) { p.Restore = RestoreAsk }, nil},
+		{"restore unset reads as first", func(p *Policy) { p.Restore = "" }, nil},
+		{"restore later", func(p *Policy) { p.Restore = "later" }, []string{"restore"}},
 		{"short timeout", func(p *Policy) { p.ApprovalTimeout = Duration(time.Second) }, []string{"approval_timeout"}},
 		{"everything at once", func(p *Policy) { p.Limit, p.Period = -1, "" }, []string{"period", "limit"}},
 	}
@@ -94,9 +97,14 @@ func TestFlagsPolicy(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("thresholds = %v\nwant %v", got, want)
 	}
-	if p.Currency != "USD" || p.ApproveOver != 25 || p.Timeout() != 30*time.Minute {
+	if p.Currency != "USD" || p.ApproveOver != 25 || p.Timeout() != 30*time.Minute || p.Restore != RestoreFirst {
 		t.Errorf("policy = %+v", p)
 	}
+	f.Restore = "ask"
+	if p, err := f.Policy("llm-monthly"); err != nil || p.Restore != RestoreAsk {
+		t.Errorf("--restore ask: policy %+v, err %v", p, err)
+	}
+	f.Restore = ""
 
 	tests := []struct {
 		name    string
@@ -108,6 +116,7 @@ func TestFlagsPolicy(t *testing.T) {
 		{"bad on", func(f *Flags) { f.On = []string{"100%"} }, `--on: "100%": want [actual:|forecast:]LEVEL:ACTION`},
 		{"bad basis", func(f *Flags) { f.On = []string{"soon:100%:notify"} }, `basis "soon" must be actual or forecast`},
 		{"bad rate", func(f *Flags) { f.ApproveOver = "cheap" }, `--approve-over: "cheap" is not a rate`},
+		{"bad restore", func(f *Flags) { f.Restore = "later" }, `restore: "later" must be first (a replacement of lost capacity is applied at once`},
 		{"bad action", func(f *Flags) { f.On = []string{"100%:shout"} }, `thresholds[4].action: "shout" must be notify`},
 		// An amount over ten times the limit is refused as 1000% is: 150 on a limit of 10 was
 		// stored as a $150 threshold that could never fire.
@@ -158,6 +167,7 @@ thresholds:
   - at: 100%
     action: block-scale-up
 approve_over: 25/h
+restore: ask
 approvers: [U123ABC]
 approval_timeout: 45m
 ---
@@ -177,10 +187,12 @@ func TestParseFile(t *testing.T) {
 	if len(ps) != 2 {
 		t.Fatalf("got %d policies, want 2", len(ps))
 	}
-	if ps[0].Timeout() != 45*time.Minute || ps[0].Thresholds[1].Action != BlockScaleUp || ps[0].ApproveOver != 25 {
+	if ps[0].Timeout() != 45*time.Minute || ps[0].Thresholds[1].Action != BlockScaleUp || ps[0].ApproveOver != 25 ||
+		ps[0].Restore != RestoreAsk {
 		t.Errorf("first policy = %+v", ps[0])
 	}
-	if ps[1].Scope != (Scope{Team: "search", Provider: "aws"}) || ps[1].Thresholds[0].At != (Level{1500, false}) {
+	if ps[1].Scope != (Scope{Team: "search", Provider: "aws"}) || ps[1].Thresholds[0].At != (Level{1500, false}) ||
+		ps[1].Restore != RestoreFirst {
 		t.Errorf("second policy = %+v", ps[1])
 	}
 }
@@ -200,6 +212,10 @@ func TestParseFileErrorsNameFileLineAndField(t *testing.T) {
 			[]string{`p.yaml:4: limit:`, `p.yaml:7: approval_timeout: "soon" is not a duration`}},
 		{"bad scope", "name: a\nscope: colour=red\nperiod: day\nlimit: 1\ncurrency: USD\nthresholds: [{at: 1}]\n",
 			[]string{`p.yaml:2: scope: scope "colour=red": unknown key "colour"`}},
+		{"bad restore", "name: a\nscope: all\nperiod: day\nlimit: 1\ncurrency: USD\nthresholds: [{at: 1}]\nrestore: later\n",
+			[]string{`p.yaml:7: restore: budget policy "a": "later" must be first (a replacement of lost capacity is applied at once and the approvers are told after) or ask`}},
+		{"restore not a word", "name: a\nscope: all\nperiod: day\nlimit: 1\ncurrency: USD\nthresholds: [{at: 1}]\nrestore: [first]\n",
+			[]string{`p.yaml:7: restore:`}},
 		{"not a mapping", "just words\n", []string{`p.yaml:1: a budget policy must be a mapping`}},
 		{"empty", "", []string{`p.yaml: no budget policy found`}},
 		{"broken yaml", "name: [", []string{`p.yaml: yaml:`}},

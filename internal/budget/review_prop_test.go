@@ -14,6 +14,8 @@ import (
 // TestReviewNeverLetsARiseOverTheLimitThrough: for any pass's plans and any policies with
 // approve_over, a policy whose scope rises by more than its limit net holds every action adding
 // spend in its scope; each held action waits for exactly one hold; a held move holds its drains.
+// Restores of lost capacity do not count under a policy that restores first: it never holds them,
+// and tells of every one adding spend in its scope when the rise with them is over its line.
 func TestReviewNeverLetsARiseOverTheLimitThrough(t *testing.T) {
 	workloads := map[string]string{"llm": "search", "emb": "search", "rag": "ml"}
 	locations := map[string]string{"gcp-usc1": "gcp", "aws-use1": "aws"}
@@ -28,6 +30,7 @@ func TestReviewNeverLetsARiseOverTheLimitThrough(t *testing.T) {
 			p.Scope = rapid.SampledFrom(scopes).Draw(t, "scope")
 			p.Thresholds = p.Thresholds[:1] // notify only: approve_over always holds
 			p.ApproveOver = Rate(rapid.Float64Range(0.5, 10).Draw(t, "approve_over"))
+			p.Restore = rapid.SampledFrom([]Restore{RestoreFirst, RestoreAsk}).Draw(t, "restore")
 			ps = append(ps, p)
 		}
 		var plans []Plan
@@ -43,6 +46,7 @@ func TestReviewNeverLetsARiseOverTheLimitThrough(t *testing.T) {
 				if rapid.Bool().Draw(t, "drain") {
 					c.Kind, c.USDPerHour = placement.ActionDrain, -c.USDPerHour
 				}
+				c.Restores = c.Kind == placement.ActionLaunch && rapid.Bool().Draw(t, "restores")
 				pl.Changes = append(pl.Changes, c)
 			}
 			plans = append(plans, pl)
@@ -50,26 +54,29 @@ func TestReviewNeverLetsARiseOverTheLimitThrough(t *testing.T) {
 		g, now := gateAt(1, ps...)
 		v := g.Review(context.Background(), plans, now)
 
-		holder := map[string]int{}
-		for i, h := range v.Holds {
-			for _, id := range h.Actions {
-				if j, ok := holder[id]; ok {
-					t.Fatalf("action %s waits for holds %d and %d", id, j, i)
-				}
-				holder[id] = i
-			}
-		}
+		holder, teller := once(t, v.Holds, "waits for"), once(t, v.Told, "is told of in")
 		for _, p := range ps {
-			if riseOf(plans, p.Scope) <= float64(p.ApproveOver) {
-				continue
-			}
+			weighed := func(c Change) bool { return !c.Restores || p.Restore == RestoreAsk }
 			for _, pl := range plans {
 				for _, c := range pl.Changes {
-					if _, held := holder[c.ActionID]; c.USDPerHour > 0 && pl.inScope(p.Scope, c) && !held {
+					if c.USDPerHour <= 0 || !pl.inScope(p.Scope, c) {
+						continue
+					}
+					_, held := holder[c.ActionID]
+					_, told := teller[c.ActionID]
+					switch {
+					case weighed(c) && riseOf(plans, p.Scope, weighed) > float64(p.ApproveOver) && !held:
 						t.Fatalf("%s rises %.2f/h over %s, but %s (+%.2f/h) goes through", p.Name,
-							riseOf(plans, p.Scope), p.ApproveOver, c.ActionID, c.USDPerHour)
+							riseOf(plans, p.Scope, weighed), p.ApproveOver, c.ActionID, c.USDPerHour)
+					case !weighed(c) && riseOf(plans, p.Scope, anyChange) > float64(p.ApproveOver) && !held && !told:
+						t.Fatalf("%s would have asked about restore %s (+%.2f/h), which nobody is told of", p.Name, c.ActionID, c.USDPerHour)
 					}
 				}
+			}
+		}
+		for id := range teller {
+			if _, held := holder[id]; held {
+				t.Fatalf("restore %s is both held and told of", id)
 			}
 		}
 		for _, pl := range plans {
@@ -84,4 +91,18 @@ func TestReviewNeverLetsARiseOverTheLimitThrough(t *testing.T) {
 			}
 		}
 	})
+}
+
+// once maps each action of hs to its index, failing where one is in two.
+func once(t *rapid.T, hs []Hold, what string) map[string]int {
+	at := map[string]int{}
+	for i, h := range hs {
+		for _, id := range h.Actions {
+			if j, ok := at[id]; ok {
+				t.Fatalf("action %s %s %d and %d", id, what, j, i)
+			}
+			at[id] = i
+		}
+	}
+	return at
 }

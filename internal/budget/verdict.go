@@ -9,6 +9,7 @@ import (
 type verdictBuilder struct {
 	blocked, reasons, policies []string
 	asks                       []Hold // one per policy rule that wants an approval
+	tells                      []Hold // one per policy whose approvers hear of restores after
 }
 
 func addOnce(list []string, s string) []string {
@@ -31,11 +32,21 @@ func (v *verdictBuilder) block(p Policy, id, reason string) {
 // approve notes that the actions ids wait for an approval under p (no name: no policy covers them).
 func (v *verdictBuilder) approve(p Policy, ids []string, reason string) {
 	v.note(p, reason)
+	v.asks = append(v.asks, askOf(p, ids, reason))
+}
+
+// tell notes that p's approvers are to hear of the restores ids after they are applied. It holds
+// nothing back, so the verdict's outcome and reasons do not change.
+func (v *verdictBuilder) tell(p Policy, ids []string, reason string) {
+	v.tells = append(v.tells, askOf(p, ids, reason))
+}
+
+func askOf(p Policy, ids []string, reason string) Hold {
 	h := Hold{Actions: slices.Clone(ids), Reasons: []string{reason}, Approvers: slices.Clone(p.Approvers)}
 	if p.Name != "" {
 		h.Policies, h.Timeout = []string{p.Name}, p.Timeout()
 	}
-	v.asks = append(v.asks, h)
+	return h
 }
 
 // Hold is a set of actions that wait for one approval: they are applied or dropped together.
@@ -66,12 +77,13 @@ func (h *Hold) merge(o Hold) {
 	}
 }
 
-// holds drops blocked actions from the asks (approving them could not help) and merges asks that
-// share an action, so each action waits for exactly one approval.
-func (v *verdictBuilder) holds() []Hold {
+// merged drops the actions in drop from asks (blocked ones: approving them could not help; held
+// ones are not applied, so nobody is told of them) and merges asks that share an action, so each
+// action is in exactly one.
+func merged(asks []Hold, drop []string) []Hold {
 	var out []Hold
-	for _, a := range v.asks {
-		a.Actions = slices.DeleteFunc(slices.Clone(a.Actions), func(id string) bool { return slices.Contains(v.blocked, id) })
+	for _, a := range asks {
+		a.Actions = slices.DeleteFunc(slices.Clone(a.Actions), func(id string) bool { return slices.Contains(drop, id) })
 		if len(a.Actions) == 0 {
 			continue
 		}
@@ -96,7 +108,7 @@ func (v *verdictBuilder) holds() []Hold {
 }
 
 func (v *verdictBuilder) verdict() Verdict {
-	out := Verdict{Outcome: Allow, Reasons: v.reasons, Policies: v.policies, Blocked: v.blocked, Holds: v.holds()}
+	out := Verdict{Outcome: Allow, Reasons: v.reasons, Policies: v.policies, Blocked: v.blocked, Holds: merged(v.asks, v.blocked)}
 	for _, h := range out.Holds {
 		for _, id := range h.Actions {
 			out.Approve = addOnce(out.Approve, id)
@@ -108,6 +120,7 @@ func (v *verdictBuilder) verdict() Verdict {
 			out.Timeout = h.Timeout
 		}
 	}
+	out.Told = merged(v.tells, append(slices.Clone(out.Blocked), out.Approve...))
 	switch {
 	case len(out.Blocked) > 0:
 		out.Outcome = Blocked

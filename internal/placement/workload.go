@@ -46,6 +46,13 @@ type wplan struct {
 	approvals []Action
 }
 
+// Target is how many ready replicas w needs: its demand, at least its minimum, at most its maximum
+// and the planner's limit.
+func Target(w *Workload) int {
+	n, _ := target(w)
+	return n
+}
+
 // target is how many ready replicas w needs, and whether MaxReplicas cut it.
 func target(w *Workload) (n int, capped bool) {
 	n = max(w.Demand, w.MinReplicas, 0)

@@ -10,12 +10,28 @@ import (
 )
 
 func askText(req Request) string {
+	if req.Restored {
+		return fmt.Sprintf("Restored at once: %s, %.2f → %.2f USD/h; keep it or go back?", req.Plan.Workload,
+			req.Plan.USDPerHourWas, req.Plan.USDPerHourNow)
+	}
 	return fmt.Sprintf("Approval needed: plan for %s, %.2f → %.2f USD/h", req.Plan.Workload,
 		req.Plan.USDPerHourWas, req.Plan.USDPerHourNow)
 }
 
 func decidedText(p *pending, d Decision) string {
+	if p.req.Restored {
+		what := map[events.ActionStatus]string{events.ActionApproved: "gone back on", events.ActionRejected: "kept"}[d.Status]
+		return fmt.Sprintf("Restore for %s %s by %s", p.req.Plan.Workload, what, d.Actor)
+	}
 	return fmt.Sprintf("Plan for %s %s by %s", p.req.Plan.Workload, d.Status, d.Actor)
+}
+
+// timedOut tells a click after the deadline what came of the question.
+func timedOut(req Request) string {
+	if req.Restored {
+		return "This question had timed out before your click: the restore was kept."
+	}
+	return "This approval had timed out before your click: the plan was rejected."
 }
 
 // mention writes an approver so Slack shows a name: <@U…> for users, <!subteam^S…> for groups.
@@ -52,21 +68,27 @@ func approvalBlocks(p *pending, d *Decision) []slack.Block {
 	for i, r := range p.req.Reasons {
 		reasons[i] = "• " + escape(r)
 	}
+	title, cost, until := "Approval needed: ", "Cost per hour", " (then rejected)"
+	yes, no := slack.NewButtonBlockElement(ActionApprove, plan.PlanID, plain("Approve")),
+		slack.NewButtonBlockElement(ActionReject, plan.PlanID, plain("Reject"))
+	if p.req.Restored { // asked after the fact: the restore stands unless someone goes back on it
+		title, cost, until = "Restored at once: ", "Restoring added per hour", " (then kept)"
+		yes, no = slack.NewButtonBlockElement(ActionKeep, plan.PlanID, plain("Keep")),
+			slack.NewButtonBlockElement(ActionGoBack, plan.PlanID, plain("Go back"))
+	}
 	bs := []slack.Block{
-		header("Approval needed: " + plan.Workload),
+		header(title + plan.Workload),
 		section(strings.Join(reasons, "\n")),
-		fields("Cost per hour", fmt.Sprintf("%.2f → %.2f USD (%+.2f)", plan.USDPerHourWas, plan.USDPerHourNow, delta),
+		fields(cost, fmt.Sprintf("%.2f → %.2f USD (%+.2f)", plan.USDPerHourWas, plan.USDPerHourNow, delta),
 			"Budgets", escape(strings.Join(p.req.Policies, ", ")),
 			"Approvers", who,
-			"Decide by", when(p.deadline)+" (then rejected)"),
+			"Decide by", when(p.deadline)+until),
 		section("*Plan*\n" + strings.Join(lines, "\n")),
 	}
 	if d == nil {
-		bs = append(bs, slack.NewActionBlock("bursar_approval",
-			withStyle(slack.NewButtonBlockElement(ActionApprove, plan.PlanID, plain("Approve")), slack.StylePrimary),
-			withStyle(slack.NewButtonBlockElement(ActionReject, plan.PlanID, plain("Reject")), slack.StyleDanger)))
+		bs = append(bs, slack.NewActionBlock("bursar_approval", withStyle(yes, slack.StylePrimary), withStyle(no, slack.StyleDanger)))
 	} else {
-		bs = append(bs, section(outcome(d)))
+		bs = append(bs, section(outcome(d, p.req.Restored)))
 	}
 	return append(bs, note("plan "+plan.PlanID))
 }
@@ -76,8 +98,14 @@ func withStyle(b *slack.ButtonBlockElement, s slack.Style) *slack.ButtonBlockEle
 	return b
 }
 
-func outcome(d *Decision) string {
+func outcome(d *Decision, restored bool) string {
 	switch {
+	case restored && d.Status == events.ActionApproved:
+		return fmt.Sprintf(":leftwards_arrow_with_hook: *Gone back* by %s at %s", mention(d.Actor), when(d.At))
+	case restored && d.Actor == "timeout":
+		return fmt.Sprintf(":hourglass: *Kept*: %s (%s)", escape(d.Detail), when(d.At))
+	case restored:
+		return fmt.Sprintf(":white_check_mark: *Kept* by %s at %s", mention(d.Actor), when(d.At))
 	case d.Status == events.ActionApproved:
 		return fmt.Sprintf(":white_check_mark: *Approved* by %s at %s", mention(d.Actor), when(d.At))
 	case d.Actor == "timeout":

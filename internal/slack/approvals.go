@@ -22,10 +22,13 @@ type Publisher interface {
 	Publish(ctx context.Context, e events.Event) error
 }
 
-// Button action ids on approval messages.
+// Button action ids on approval messages, and on the messages asking after a restore whether to
+// keep it (Keep rejects the go-back the message asks about) or go back (approves it).
 const (
 	ActionApprove = "bursar_approve"
 	ActionReject  = "bursar_reject"
+	ActionKeep    = "bursar_keep"
+	ActionGoBack  = "bursar_go_back"
 )
 
 // Why an interaction did not decide anything.
@@ -50,6 +53,10 @@ type Request struct {
 	// Workloads names each action's workload where the plan spans several (by action id);
 	// actions not listed belong to Plan.Workload.
 	Workloads map[string]string
+	// Restored asks after the fact: restores of lost capacity were applied at once, and the plan's
+	// actions that need an approval are their go-backs. Its buttons are Keep and Go back; no
+	// answer by the deadline keeps the restores.
+	Restored bool
 }
 
 // Posted is where an approval message is, so that a restarted arbiter can resume it.
@@ -225,10 +232,14 @@ func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) er
 		a.tell(ctx, cb, "This approval is no longer pending: it was decided or timed out.")
 		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
 	}
+	approve, fits := decision(act.ActionID, p.req.Restored)
+	if !fits {
+		return fmt.Errorf("plan %s, button %s: %w", id, act.ActionID, ErrNotAButton)
+	}
 	a.locate(p, cb)
 	if !a.now().Before(p.deadline) { // past its deadline, not yet swept: no answer in time is no
 		a.expire(ctx, id, p)
-		a.tell(ctx, cb, "This approval had timed out before your click: the plan was rejected.")
+		a.tell(ctx, cb, timedOut(p.req))
 		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
 	}
 	if !a.mayApprove(ctx, p.req.Approvers, user) {
@@ -236,7 +247,7 @@ func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) er
 		return fmt.Errorf("plan %s, user %s: %w", id, user, ErrNotApprover)
 	}
 	status := events.ActionRejected
-	if act.ActionID == ActionApprove {
+	if approve {
 		status = events.ActionApproved
 	}
 	err := a.decide(ctx, id, status, user, "")
@@ -428,9 +439,19 @@ func button(cb slack.InteractionCallback) (*slack.BlockAction, bool) {
 		return nil, false
 	}
 	for _, act := range cb.ActionCallback.BlockActions {
-		if (act.ActionID == ActionApprove || act.ActionID == ActionReject) && act.Value != "" {
+		if slices.Contains([]string{ActionApprove, ActionReject, ActionKeep, ActionGoBack}, act.ActionID) && act.Value != "" {
 			return act, true
 		}
 	}
 	return nil, false
+}
+
+// decision reads a button: whether it approves what the message asks about, and whether it is
+// one of that message's buttons (Approve or Reject on a question before the fact, Keep or Go back
+// on one after a restore).
+func decision(button string, restored bool) (approve, fits bool) {
+	if restored {
+		return button == ActionGoBack, button == ActionGoBack || button == ActionKeep
+	}
+	return button == ActionApprove, button == ActionApprove || button == ActionReject
 }

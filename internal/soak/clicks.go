@@ -98,17 +98,31 @@ func (f *fakeSlack) clickDue(ctx context.Context, endpoint string, held func(hol
 			a.clickAt = now
 		}
 		f.seq++
-		due = append(due, click{hold: id, channel: a.channel, ts: a.ts, approve: a.choice != reject, n: f.seq})
+		due = append(due, click{hold: id, channel: a.channel, ts: a.ts, approve: a.choice != reject, restored: a.restored, n: f.seq})
 	}
 	f.mu.Unlock()
 	f.send(ctx, endpoint, due)
 }
 
 // click is one button click on an approval message; n makes it unique, as Slack's trigger ids.
+// On a message after a restore, approving is Go back and rejecting Keep.
 type click struct {
 	hold, channel, ts string
-	approve           bool
+	approve, restored bool
 	n                 int
+}
+
+// button is the clicked button's action id and label.
+func (c click) button() (string, string) {
+	switch {
+	case c.restored && c.approve:
+		return bslack.ActionGoBack, "Go back"
+	case c.restored:
+		return bslack.ActionKeep, "Keep"
+	case c.approve:
+		return bslack.ActionApprove, "Approve"
+	}
+	return bslack.ActionReject, "Reject"
 }
 
 // send sends the clicks at once and waits for their answers, up to clickWait; the fake's close
@@ -130,10 +144,7 @@ func (f *fakeSlack) send(ctx context.Context, endpoint string, clicks []click) {
 // payload, signed with the signing secret at the wall clock's time.
 func (f *fakeSlack) click(ctx context.Context, endpoint string, c click) {
 	hold, channel, ts, n := c.hold, c.channel, c.ts, c.n
-	button, label := bslack.ActionApprove, "Approve"
-	if !c.approve {
-		button, label = bslack.ActionReject, "Reject"
-	}
+	button, label := c.button()
 	payload, _ := json.Marshal(reply{
 		"type": "block_actions", "api_app_id": "A0SOAKAPP", "trigger_id": fmt.Sprintf("%d.soak.%d", n, time.Now().UnixNano()),
 		"user":      reply{"id": slackApprover, "username": "soak", "name": "soak", "team_id": "T0SOAK"},
@@ -160,7 +171,7 @@ func (f *fakeSlack) click(ctx context.Context, endpoint string, c click) {
 	}
 }
 
-// rejectNow clicks Reject on every question of holds that Slack has.
+// rejectNow clicks Reject on every question of holds that Slack has (Keep, on one after a restore).
 func (f *fakeSlack) rejectNow(ctx context.Context, endpoint string, holds map[string]bool) {
 	var todo []click
 	f.mu.Lock()
@@ -168,7 +179,7 @@ func (f *fakeSlack) rejectNow(ctx context.Context, endpoint string, holds map[st
 		if a := f.asks[id]; a != nil && a.outcome == "" {
 			f.seq++
 			a.clicks++
-			todo = append(todo, click{hold: id, channel: a.channel, ts: a.ts, n: f.seq})
+			todo = append(todo, click{hold: id, channel: a.channel, ts: a.ts, restored: a.restored, n: f.seq})
 		}
 	}
 	f.mu.Unlock()

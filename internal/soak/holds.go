@@ -18,8 +18,9 @@ import (
 )
 
 // approvalPolicy is the soak fleet's budget: no limit it could reach, but every pass that adds
-// more than 1.5 USD/h to the workload (an on-demand fallback, or two spot launches at once)
-// waits for the approver in Slack.
+// more than 0.5 USD/h to the workload (an on-demand fallback, or two spot launches at once)
+// waits for the approver in Slack, unless it restores what the workload lost: the policy restores
+// first, so that is applied at once and the approver answers after, Keep or Go back.
 func approvalPolicy(workload string) budget.Policy {
 	return budget.Policy{Name: "soak-approvals", Scope: budget.Scope{Workload: workload}, Period: budget.Month,
 		Limit: 1e9, Currency: budget.Currency, Thresholds: []budget.Threshold{{At: budget.Level{Value: 80, Percent: true}}},
@@ -180,9 +181,11 @@ func (f fates) add(e events.Event) {
 	f[u.ActionID][u.Status] = u.Actor
 }
 
-// holdTally is what became of the actions held for approval, by action.
+// holdTally is what became of the actions held for approval, by action. Holds asked after a
+// restore (restored) count with the others: their actions are go-backs, applied after Go back,
+// rejected by Keep, expired when nobody answered (the restore stays).
 type holdTally struct {
-	holds, actions                       int
+	holds, restored, actions             int
 	applied, rejected, expired, pendingN int
 	lost, doubled, unapproved, twice     int
 	problems                             []string
@@ -251,6 +254,9 @@ func (r *rig) tallyHolds(holds map[string]arbiter.Hold, fate fates, drained map[
 	slices.Sort(ids)
 	for _, id := range ids {
 		h, a := holds[id], asks[id]
+		if h.Restored {
+			t.restored++
+		}
 		approvedInTime := a.clicks > 0 && a.choice != reject && a.clickAt.Before(h.Deadline)
 		for _, act := range h.Actions {
 			t.actions++
@@ -267,13 +273,14 @@ func (r *rig) tallyHolds(holds map[string]arbiter.Hold, fate fates, drained map[
 			_, yes := st[events.ActionApproved]
 			by, no := st[events.ActionRejected]
 			_, gone := st[events.ActionExpired]
+			_, done := st[events.ActionApplied] // a go-back with nothing above the minimum calls no actuator
 			switch {
 			case yes && (no || gone):
 				t.twice++
 				t.problem("held action %s (hold %s) was both approved and rejected", act, id)
 			case drained[id]:
 				t.pendingN++
-			case yes && (n > 0 || inFlight(books, act)):
+			case yes && (n > 0 || done || inFlight(books, act)):
 				t.applied++
 			case yes:
 				t.lost++

@@ -20,8 +20,8 @@ func (s *Summary) Line() string {
 
 // line is the holds' part of the summary: holds, then their actions by how they ended.
 func (t holdTally) line() string {
-	return fmt.Sprintf("holds %d (%d actions: %d applied after approval, %d rejected, %d expired, %d pending at the end; "+
-		"%d lost, %d applied unapproved, %d doubled)", t.holds, t.actions, t.applied, t.rejected, t.expired, t.pendingN,
+	return fmt.Sprintf("holds %d (%d asked after a restore; %d actions: %d applied after approval, %d rejected, %d expired, %d pending at the end; "+
+		"%d lost, %d applied unapproved, %d doubled)", t.holds, t.restored, t.actions, t.applied, t.rejected, t.expired, t.pendingN,
 		t.lost+t.twice, t.unapproved, t.doubled)
 }
 

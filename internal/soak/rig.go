@@ -231,19 +231,22 @@ func (r *rig) Step(ctx context.Context, t int) {
 	}
 }
 
-// approvals puts the soak's approval policy in the budget bucket and starts following the books
-// for the holds it makes.
+// approvals puts the soak's approval policy in the budget bucket (unless the run goes without
+// approvals) and starts following the books for the holds it makes.
 func (r *rig) approvals(ctx context.Context, o arbiter.Options) error {
 	if len(o.Config.Workloads) == 0 {
 		return errors.New("soak: the replay's fleet has no workload")
 	}
-	st, err := budget.OpenStore(ctx, r.js)
-	if err != nil {
-		return err
+	if !r.o.NoApprovals {
+		st, err := budget.OpenStore(ctx, r.js)
+		if err != nil {
+			return err
+		}
+		if _, err := st.Put(ctx, approvalPolicy(o.Config.Workloads[0].Name), "soak", o.Clock.Now()); err != nil {
+			return fmt.Errorf("setting the soak's approval policy: %w", err)
+		}
 	}
-	if _, err := st.Put(ctx, approvalPolicy(o.Config.Workloads[0].Name), "soak", o.Clock.Now()); err != nil {
-		return fmt.Errorf("setting the soak's approval policy: %w", err)
-	}
+	var err error
 	r.holds, err = r.watchHolds(ctx)
 	return err
 }

@@ -66,6 +66,7 @@ type fakeSlack struct {
 // make, and what came of it.
 type ask struct {
 	hold     string
+	restored bool   // asked after a restore: Keep or Go back
 	plan     string // what it asks to do (planOf)
 	nth      int    // the how-manieth ask of that plan
 	channel  string
@@ -190,8 +191,8 @@ func (f *fakeSlack) post(w http.ResponseWriter, r *http.Request) {
 	f.posts++
 	ts := fmt.Sprintf("1764482400.%06d", f.seq)
 	blocks := r.PostForm.Get("blocks")
-	if hold, deadline, ok := question(blocks); ok {
-		f.asked(hold, planOf(blocks), ch, ts, deadline)
+	if q, ok := question(blocks); ok {
+		f.asked(q, planOf(blocks), ch, ts)
 	}
 	f.mu.Unlock()
 	f.late() // the message is in the channel; its answer comes late
@@ -199,17 +200,18 @@ func (f *fakeSlack) post(w http.ResponseWriter, r *http.Request) {
 		"text": text, "ts": ts, "bot_id": "B0SOAKBOT"}})
 }
 
-// asked records a message asking about hold, which holds plan; f.mu is held. The approver's
-// mind is made up at the first message: by what the plan holds and how often the same plan was
-// asked before, never by the hold's id or the hour it came (see decide).
-func (f *fakeSlack) asked(hold, plan, ch, ts string, deadline time.Time) {
-	a := f.asks[hold]
+// asked records a message asking q, which holds plan; f.mu is held. The approver's mind is made
+// up at the first message: by what the plan holds and how often the same plan was asked before,
+// never by the hold's id or the hour it came (see decide). Asked after a restore, approving is
+// Go back and rejecting Keep.
+func (f *fakeSlack) asked(q asking, plan, ch, ts string) {
+	a := f.asks[q.hold]
 	if a == nil {
 		f.seen[plan]++
-		a = &ask{hold: hold, plan: plan, nth: f.seen[plan], first: f.now(), deadline: deadline}
-		a.choice, a.due = decide(f.seed, plan, a.nth, deadline)
-		f.asks[hold] = a
-		f.order = append(f.order, hold)
+		a = &ask{hold: q.hold, restored: q.restored, plan: plan, nth: f.seen[plan], first: f.now(), deadline: q.deadline}
+		a.choice, a.due = decide(f.seed, plan, a.nth, q.deadline)
+		f.asks[q.hold] = a
+		f.order = append(f.order, q.hold)
 	}
 	a.channel, a.ts = ch, ts
 	a.messages++
@@ -249,9 +251,9 @@ func (f *fakeSlack) ephemeral(w http.ResponseWriter, r *http.Request) {
 }
 
 // outcomeOf reads the decision from an approval message's new text ("Plan for svc approved by
-// U0…").
+// U0…", "Restore for svc kept by U0…").
 func outcomeOf(text string) string {
-	for _, s := range []string{"approved by ", "rejected by "} {
+	for _, s := range []string{"approved by ", "rejected by ", "kept by ", "gone back on by "} {
 		if i := strings.Index(text, " "+s); i >= 0 {
 			return text[i+1:]
 		}
@@ -259,22 +261,31 @@ func outcomeOf(text string) string {
 	return "changed: " + text
 }
 
-// question finds the hold an approval message asks about (its Approve button's value) and its
-// deadline ("Decide by"); ok is false for any other message (an alert).
-func question(blocks string) (hold string, deadline time.Time, ok bool) {
+// asking is what a message asks: about which hold, by when, and whether after a restore.
+type asking struct {
+	hold     string
+	deadline time.Time
+	restored bool
+}
+
+// question finds the hold an approval message asks about (its Approve button's value, or Go
+// back's on a message after a restore) and its deadline ("Decide by"); ok is false for any other
+// message (an alert).
+func question(blocks string) (q asking, ok bool) {
 	var v any
 	if json.Unmarshal([]byte(blocks), &v) != nil {
-		return "", time.Time{}, false
+		return q, false
 	}
 	walk(v, func(m map[string]any) {
-		if m["action_id"] == bslack.ActionApprove {
-			hold, _ = m["value"].(string)
+		if id := m["action_id"]; id == bslack.ActionApprove || id == bslack.ActionGoBack {
+			q.hold, _ = m["value"].(string)
+			q.restored = id == bslack.ActionGoBack
 		}
 		if t, _ := m["text"].(string); strings.Contains(t, "Decide by") {
-			deadline = dateIn(t)
+			q.deadline = dateIn(t)
 		}
 	})
-	return hold, deadline, hold != ""
+	return q, q.hold != ""
 }
 
 // where is a plan line's target count and place ("→ 3 replicas (+1) on OFFER at LOCATION,"):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,6 +108,43 @@ func TestFakeSlackTakesAsksAndClicksAsSlackDoes(t *testing.T) {
 	}
 }
 
+// TestFakeSlackAnswersARestoreWithKeepOrGoBack: a question asked after a restore is read as one,
+// and its approver answers it at the seeded moment with Go back (approving the go-backs) or Keep
+// (rejecting them), as it answers any question with Approve or Reject.
+func TestFakeSlackAnswersARestoreWithKeepOrGoBack(t *testing.T) {
+	ctx := context.Background()
+	seen := map[events.ActionStatus]bool{}
+	for seed := uint64(1); len(seen) < 2 && seed < 40; seed++ {
+		clk := &marketClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+		f := newFakeSlack(clk.now, seed)
+		t.Cleanup(f.close)
+		a, endpoint, decided := approvalsOn(t, f, clk)
+		req := request("hold-1")
+		req.Restored = true
+		req.Plan.Actions[0].Kind, req.Plan.Actions[0].Delta, req.Plan.Actions[0].Reason = "drain", -1, "go_back"
+		if _, err := a.Ask(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		got := f.snapshot()["hold-1"]
+		if !got.restored {
+			t.Fatalf("the fake did not read %+v as asked after a restore", got)
+		}
+		clk.add(got.due.Sub(clk.now()))
+		f.clickDue(ctx, endpoint, func(string) bool { return true })
+		want := map[choice]events.ActionStatus{approve: events.ActionApproved, reject: events.ActionRejected, lateApprove: events.ActionRejected}[got.choice]
+		if d := decided(); len(d) != 1 || d[0].Status != want {
+			t.Fatalf("seed %d: decisions %+v, want one %s (the approver's %s)", seed, d, want, got.choice)
+		}
+		if o := f.snapshot()["hold-1"].outcome; !strings.Contains(o, "kept by ") && !strings.Contains(o, "gone back on by ") {
+			t.Errorf("seed %d: outcome %q, want kept or gone back on", seed, o)
+		}
+		seen[want] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("over the seeds the approver only %v", seen)
+	}
+}
+
 // TestDecideIsSeeded: the approver's choice and its delay from the ask depend on the seed, the
 // plan and how many times it was asked alone (the same plan asked an hour or a few ticks later is
 // decided the same way, as long after its ask), and the seed's draws cover every choice.
@@ -192,11 +230,15 @@ func TestQuestionReadsMalformedMessages(t *testing.T) {
 			`{"type":"mrkdwn","text":"*Decide by*\n<!date^x|soon>"}]`, "h", time.Time{}},
 		{"question", `[{"type":"mrkdwn","text":"*Decide by*\n<!date^1704070800^{time}|2024-01-01T01:00:00Z> (then rejected)"},` +
 			`{"type":"actions","elements":[{"action_id":"bursar_approve","value":"h"}]}]`, "h", time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)},
+		{"after a restore", `[{"type":"mrkdwn","text":"*Decide by*\n<!date^1704070800^{time}|2024-01-01T01:00:00Z> (then kept)"},` +
+			`{"type":"actions","elements":[{"action_id":"bursar_keep","value":"h"},{"action_id":"bursar_go_back","value":"h"}]}]`, "h",
+			time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hold, deadline, ok := question(tc.blocks)
-			if hold != tc.wantHold || ok != (tc.wantHold != "") || !deadline.Equal(tc.wantDeadline) {
-				t.Errorf("question = %q, %s, %v; want %q, %s", hold, deadline, ok, tc.wantHold, tc.wantDeadline)
+			q, ok := question(tc.blocks)
+			if q.hold != tc.wantHold || ok != (tc.wantHold != "") || !q.deadline.Equal(tc.wantDeadline) ||
+				q.restored != strings.Contains(tc.blocks, bslack.ActionGoBack) {
+				t.Errorf("question = %+v, %v; want %q, %s", q, ok, tc.wantHold, tc.wantDeadline)
 			}
 		})
 	}
@@ -226,12 +268,12 @@ func FuzzQuestion(f *testing.F) {
 	f.Add(`[{"type":"actions","elements":[{"action_id":"bursar_approve","value":"h"}]}]`, "Plan for svc approved by U0")
 	f.Add(`{"text":"Decide by <!date^1|2024-01-01T00:00:00Z"}`, "rejected by ")
 	f.Fuzz(func(t *testing.T, blocks, text string) {
-		hold, _, ok := question(blocks)
+		q, ok := question(blocks)
 		if p := planOf(blocks); p != "" && !json.Valid([]byte(blocks)) {
 			t.Errorf("planOf(%q) = %q from a message that is not JSON", blocks, p)
 		}
-		if ok != (hold != "") {
-			t.Errorf("question(%q) = %q, %v", blocks, hold, ok)
+		if ok != (q.hold != "") {
+			t.Errorf("question(%q) = %+v, %v", blocks, q, ok)
 		}
 		if outcomeOf(text) == "" {
 			t.Errorf("outcomeOf(%q) is empty: an update would count as no decision", text)

@@ -30,6 +30,8 @@ type Options struct {
 	Engine store.Engine  // the ClickHouse the recorder writes to; each run gets its own database
 	Dir    string        // scratch space (default the system's temporary directory)
 	Log    *slog.Logger
+	// NoApprovals runs without the approval policy, to measure what approvals cost the same seed.
+	NoApprovals bool
 }
 
 // tolerance is how far the faulted run's availability and cost may be from the calm run's, in

@@ -20,7 +20,7 @@ func NewSlackApprovals(a *slack.Approvals) SlackApprovals { return SlackApproval
 func (a SlackApprovals) Ask(ctx context.Context, h arbiter.Hold) (arbiter.Message, error) {
 	at, err := a.Approvals.Ask(ctx, slack.Request{Plan: h.Plan, Reasons: h.Reasons, Policies: h.Policies,
 		Approvers: h.Approvers, Timeout: h.Timeout, Deadline: h.Deadline,
-		Posted: slack.Posted{Channel: h.Channel, TS: h.TS}, Workloads: h.Owners})
+		Posted: slack.Posted{Channel: h.Channel, TS: h.TS}, Workloads: h.Owners, Restored: h.Restored})
 	return arbiter.Message{Channel: at.Channel, TS: at.TS}, err
 }
 
