@@ -183,15 +183,7 @@ func (p *service) tick(t int, capacity []int) {
 	for z, n := range capacity {
 		f.SetCapacity(p.locs[z], n)
 	}
-	var ids []string
-	for _, e := range f.Due() {
-		if err := p.pub.Publish(p.ctx, e); err != nil {
-			p.err = fmt.Errorf("tick %d: publishing a reclaim: %w", t, err)
-			return
-		}
-		ids = append(ids, e.ID)
-	}
-	if err := p.h.AwaitNotices(p.ctx, ids); err != nil {
+	if _, err := f.Notify(p.ctx, p.pub, p.h.AwaitNotices); err != nil {
 		p.err = fmt.Errorf("tick %d: %w", t, err)
 	}
 }
