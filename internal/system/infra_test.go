@@ -11,7 +11,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
-	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
 	"github.com/bursar-dev/bursar/internal/recorder"
@@ -92,15 +91,7 @@ func startArbiter(ctx context.Context, t *testing.T, in *system.Infra) (*system.
 		t.Fatal(err)
 	}
 	clk := &clock{now: time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)}
-	pub := bus.NewPublisher(in.JS)
-	for _, m := range []events.Market{events.Spot, events.OnDemand} {
-		e := &events.PriceObserved{Meta: events.Meta{At: clk.Now()}, Provider: "aws", Region: "us-east-1",
-			Zone: "us-east-1a", InstanceType: "p5.xlarge", GPUModel: "H100-80GB", GPUCount: 1, GPUMemoryGB: 80,
-			Market: m, USDPerHour: 3, Source: "test"}
-		if err := pub.Publish(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publishPrices(t, in.JS, clk.Now())
 	fl := sim.New(cfg, clk.Now)
 	sys, err := in.System(ctx, system.Options{Arbiter: arbiter.Options{Config: cfg, Actuator: fl.Router(), Clock: clk,
 		Identity: "test", LeaseTTL: time.Second, Policy: placement.Policy{MaxHedge: -1}}})
