@@ -46,8 +46,8 @@ const retryAfter = 15 * time.Second
 
 const (
 	serviceJob      = "job"
-	serviceGPU      = "V100-16GB"
-	serviceOnDemand = "on-demand"
+	serviceGPU      = replay.ServiceGPU
+	serviceOnDemand = replay.OnDemandLocation
 )
 
 type service struct {
@@ -129,19 +129,7 @@ func (p *service) fleetConfig(zones []string) (*fleet.Config, error) {
 
 // prices publishes each zone's spot offer and the on-demand offer at the setting's prices.
 func (p *service) prices() error {
-	for _, loc := range append(append([]string(nil), p.locs...), serviceOnDemand) {
-		m, usd := events.Spot, p.set.SpotPrice
-		if loc == serviceOnDemand {
-			m, usd = events.OnDemand, p.set.ODPrice
-		}
-		e := &events.PriceObserved{Meta: events.Meta{At: p.clk.Now()}, Provider: "aws", Region: "replay", Zone: loc,
-			InstanceType: "replay", GPUModel: serviceGPU, GPUCount: 1, GPUMemoryGB: 16, Market: m, USDPerHour: usd,
-			Source: "replay"}
-		if err := p.pub.Publish(p.ctx, e); err != nil {
-			return fmt.Errorf("publishing the replay's prices: %w", err)
-		}
-	}
-	return nil
+	return replay.PublishPrices(p.ctx, p.pub, p.clk.Now(), p.locs, p.set.SpotPrice, p.set.ODPrice)
 }
 
 // Decide is one tick: the market takes this tick's availability (a lost spot instance is
