@@ -7,15 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/store"
+	"github.com/bursar-dev/bursar/internal/system"
 )
 
 type recordOptions struct {
@@ -75,14 +74,14 @@ func runRecord(ctx context.Context, g *cli.Globals, o recordOptions, log *slog.L
 		return err
 	}
 	defer nc.Drain() //nolint:errcheck // best effort at exit
-	st, err := openHistory(cctx, g, "arbiter record", o.telemetryTTLDays, log)
+	reg := cli.NewRegistry()
+	st, rec, err := system.OpenHistory(cctx, system.HistoryOptions{Store: historyConfig(g, "arbiter record", o.telemetryTTLDays),
+		Recorder: recorder.Config{Durable: o.durable, Subjects: subjects, MaxRows: o.maxRows, MaxDelay: o.maxDelay,
+			Registerer: reg}}, js, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	reg := cli.NewRegistry()
-	rec := newRecorder(js, st, reg, log, recorder.Config{Durable: o.durable, Subjects: subjects,
-		MaxRows: o.maxRows, MaxDelay: o.maxDelay})
 	var group run.Group
 	addContext(&group, ctx, func(ctx context.Context) error {
 		return cli.ServeMetrics(ctx, o.metricsListen, reg, log)
@@ -92,26 +91,10 @@ func runRecord(ctx context.Context, g *cli.Globals, o recordOptions, log *slog.L
 	return group.Run()
 }
 
-// openHistory opens the ClickHouse store the global flags select: the server of --clickhouse,
-// or the embedded engine under --data-dir owned by program. It migrates the schema.
-func openHistory(ctx context.Context, g *cli.Globals, program string, ttlDays int, log *slog.Logger) (*store.Store, error) {
-	st, err := store.Open(ctx, store.Config{DSN: g.ClickHouse, DataDir: g.DataDir, Owner: program,
-		TelemetryTTLDays: ttlDays, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	where := "embedded under " + g.DataDir
-	if g.ClickHouse != "" {
-		where = "server"
-	}
-	log.Info("ClickHouse history is open", "where", where, "database", st.Database())
-	return st, nil
-}
-
-// newRecorder returns the recorder with its metrics on reg, for `arbiter record` and `arbiter run`.
-func newRecorder(js jetstream.JetStream, st *store.Store, reg prometheus.Registerer, log *slog.Logger, cfg recorder.Config) *recorder.Recorder {
-	cfg.Registerer, cfg.Log = reg, log.With("part", "recorder")
-	return recorder.New(js, st, cfg)
+// historyConfig is the ClickHouse store the global flags select: the server of --clickhouse, or
+// the embedded engine under --data-dir owned by program.
+func historyConfig(g *cli.Globals, program string, ttlDays int) store.Config {
+	return store.Config{DSN: g.ClickHouse, DataDir: g.DataDir, Owner: program, TelemetryTTLDays: ttlDays}
 }
 
 // parseSubjects reads repeated STREAM=SUBJECT flags.

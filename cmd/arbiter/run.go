@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,9 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -92,39 +92,38 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	if err != nil {
 		return err
 	}
-	if g.NATS == "" || !o.noHistory && g.ClickHouse == "" { // a store under --data-dir: take it first
-		lock, err := system.LockDataDir(g.DataDir, "arbiter run")
-		if err != nil {
-			return err
-		}
-		defer lock.Release() //nolint:errcheck // the lock goes with the process anyway
-	}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	nc, js, stop, err := connectArbiter(cctx, g, o, log)
+	reg := cli.NewRegistry()
+	io, err := infraOptions(g, o, reg, log)
 	if err != nil {
 		return err
 	}
-	defer stop()
-	defer nc.Drain() //nolint:errcheck // best effort at exit
-	if err := bus.Ensure(cctx, js, bus.Options{LeaseTTL: o.leaseTTL, Replicas: o.replicas}); err != nil {
-		return fmt.Errorf("%w (with --stream-replicas %d: a NATS cluster needs at least that many JetStream servers)", err, o.replicas)
-	}
-	reg := cli.NewRegistry()
-	reg.MustRegister(bus.NewFillCollector(js))
-	var group run.Group
-	checks := []health.Check{health.NATS(nc), health.Streams(js, bus.Market, bus.Telemetry, bus.Fleet)}
-	if !o.noHistory {
-		st, err := openHistory(cctx, g, "arbiter run", o.ttlDays, log)
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if g.NATS != "" {
+		nc, js, err := g.Dial(cctx, "", bus.RoleArbiter, "arbiter", log)
 		if err != nil {
 			return err
 		}
-		defer st.Close()
+		defer nc.Drain() //nolint:errcheck // best effort at exit
+		io.Conn, io.JS = nc, js
+	}
+	inf, err := system.OpenInfra(cctx, io)
+	if errors.Is(err, system.ErrStreams) {
+		return fmt.Errorf("%w (with --stream-replicas %d: a NATS cluster needs at least that many JetStream servers)", err, o.replicas)
+	}
+	if err != nil {
+		return err
+	}
+	defer inf.Close()
+	reg.MustRegister(bus.NewFillCollector(inf.JS))
+	var group run.Group
+	checks := []health.Check{health.NATS(inf.Conn), health.Streams(inf.JS, bus.Market, bus.Telemetry, bus.Fleet)}
+	if st := inf.Store; st != nil {
 		checks = append(checks, health.Store(st), health.Recorder(reg, health.RecorderGrace, time.Now))
-		addContext(&group, ctx, newRecorder(js, st, reg, log, recorder.Config{}).Run)
+		addContext(&group, ctx, inf.Recorder.Run)
 		if g.ClickHouse == "" { // this process owns the embedded store: answer report's queries
 			addContext(&group, ctx, func(ctx context.Context) error {
-				return report.Serve(ctx, nc, st, "arbiter run", log)
+				return report.Serve(ctx, inf.Conn, st, "arbiter run", log)
 			})
 		}
 	}
@@ -133,8 +132,8 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		return err
 	}
 	if cfg == nil { // no fleet, no lease: this arbiter alone posts alerts and writes budgets
-		addContext(&group, ctx, func(ctx context.Context) error { return answerBudgetWrites(ctx, nc, js, log) })
-		part, err := system.Alerts(system.AlertOptions{JS: js, Slack: sc, Stale: o.stale, Registry: reg, Log: log})
+		addContext(&group, ctx, func(ctx context.Context) error { return answerBudgetWrites(ctx, inf.Conn, inf.JS, log) })
+		part, err := system.Alerts(system.AlertOptions{JS: inf.JS, Slack: sc, Stale: o.stale, Registry: reg, Log: log})
 		if err != nil {
 			return err
 		}
@@ -146,7 +145,7 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		if err != nil {
 			return err
 		}
-		sys, err := system.New(cctx, system.Options{Arbiter: arbiter.Options{Config: cfg, JS: js, Actuator: acts, Log: log,
+		sys, err := inf.System(cctx, system.Options{Arbiter: arbiter.Options{Config: cfg, Actuator: acts, Log: log,
 			Registry: reg, Identity: o.identity, LeaseTTL: o.leaseTTL}, Slack: sc, SlackListen: o.slackListen, Stale: o.stale})
 		if err != nil {
 			return err
@@ -160,6 +159,30 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	})
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
+}
+
+// infraOptions is what the flags select to run on: --nats (dialled by the caller) or the embedded
+// server on --listen under --data-dir, and the history (--clickhouse, or embedded under
+// --data-dir) unless --no-history. A store under --data-dir takes the data dir first.
+func infraOptions(g *cli.Globals, o runOptions, reg prometheus.Registerer, log *slog.Logger) (system.InfraOptions, error) {
+	io := system.InfraOptions{Name: "arbiter", Log: log, Program: "arbiter run",
+		Streams: bus.Options{LeaseTTL: o.leaseTTL, Replicas: o.replicas}}
+	if g.NATS == "" {
+		host, port, err := splitListen(o.listen)
+		if err != nil {
+			return io, err
+		}
+		io.Embedded = bus.EmbeddedOptions{Host: host, Port: port, StoreDir: g.NATSStoreDir(),
+			TLSCert: g.Auth.TLSCert, TLSKey: g.Auth.TLSKey, Log: log}
+	}
+	if !o.noHistory {
+		io.History = &system.HistoryOptions{Store: historyConfig(g, "arbiter run", o.ttlDays),
+			Recorder: recorder.Config{Registerer: reg}}
+	}
+	if g.NATS == "" || !o.noHistory && g.ClickHouse == "" {
+		io.LockDir = g.DataDir
+	}
+	return io, nil
 }
 
 // loadFleet reads the fleet file. With no --config it reads ./bursar.yaml when present and
@@ -177,11 +200,13 @@ func loadFleet(path string, log *slog.Logger) (*fleetfile.Config, error) {
 }
 
 // actuators builds each location's actuator from the fleet file. Kubernetes locations share one
-// actuator holding a client per kube context; sim locations share one in-process fleet.
+// actuator holding a client per kube context; sim locations share one in-process fleet (its Router).
 func actuators(cfg *fleetfile.Config, log *slog.Logger) (actuate.Router, error) {
-	r := actuate.Router{}
+	r := sim.New(cfg, func() time.Time { return time.Now().UTC() }).Router()
+	if len(r) > 0 {
+		log.Warn("some locations use the sim actuator: their replicas are simulated, not real")
+	}
 	var k *kube.Actuator
-	var s *sim.Fleet
 	for _, l := range cfg.Locations {
 		a := l.Actuator
 		switch a.Kind {
@@ -199,12 +224,6 @@ func actuators(cfg *fleetfile.Config, log *slog.Logger) (actuate.Router, error) 
 				return nil, err
 			}
 			r[l.Name] = &webhook.Hook{URL: a.URL, Secret: secret, Timeout: a.Timeout, Retries: a.Retries}
-		case fleetfile.KindSim:
-			if s == nil {
-				s = sim.New(cfg, func() time.Time { return time.Now().UTC() })
-				log.Warn("some locations use the sim actuator: their replicas are simulated, not real")
-			}
-			r[l.Name] = s
 		}
 	}
 	return r, nil
@@ -240,34 +259,4 @@ func checkStale(th alert.Thresholds) error {
 		return fmt.Errorf("--stream-fill-alert %g: must be 0 (off) or a share of the limit up to 1, e.g. 0.8", th.Fill)
 	}
 	return nil
-}
-
-// connectArbiter connects to --nats, or starts the embedded server (each role's key written
-// under --data-dir on first start, TLS from --nats-tls-cert/--nats-tls-key) and connects to it
-// in-process. stop drains the connection and stops the server.
-func connectArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Logger) (*nats.Conn, jetstream.JetStream, func(), error) {
-	if g.NATS != "" {
-		nc, js, err := g.Dial(ctx, "", bus.RoleArbiter, "arbiter", log)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return nc, js, func() { _ = nc.Drain() }, nil // best effort at exit
-	}
-	host, port, err := splitListen(o.listen)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	storeDir := g.NATSStoreDir()
-	ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Host: host, Port: port, StoreDir: storeDir,
-		TLSCert: g.Auth.TLSCert, TLSKey: g.Auth.TLSKey, Log: log})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--listen %s: %w", o.listen, err)
-	}
-	log.Info("embedded NATS with JetStream is up", "url", ns.ClientURL(), "store", storeDir, "credentials", g.NATSCredsDir())
-	nc, js, err := bus.ConnectEmbedded(ctx, ns, storeDir, "arbiter", log)
-	if err != nil {
-		ns.Shutdown()
-		return nil, nil, nil, err
-	}
-	return nc, js, func() { _ = nc.Drain(); ns.Shutdown(); ns.WaitForShutdown() }, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
@@ -78,17 +77,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := os.MkdirAll(o.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("creating the data directory: %w", err)
 	}
-	inf, err := startInfra(ctx, o, in.cfg)
+	inf, err := openInfra(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	defer inf.close()
+	defer inf.Close()
 	clk := NewClock(start)
-	rc, err := inf.replay(ctx, o, in, clk, start, o.End)
+	rc, err := replayTrace(ctx, inf, o, in, clk, start, o.End)
 	if err != nil {
 		return nil, err
 	}
-	return writeReports(ctx, inf.st, in.cfg, start, o.End, rc, filepath.Join(o.DataDir, "report"))
+	return writeReports(ctx, inf.Store, in.cfg, start, o.End, rc, filepath.Join(o.DataDir, "report"))
 }
 
 // inputs is what Dir holds, read and checked.
@@ -139,82 +138,48 @@ func load(dir string) (*inputs, error) {
 	return in, err
 }
 
-// infra is the running parts under the arbiter: embedded NATS, the store and the JetStream
-// connection.
-type infra struct {
-	log   *slog.Logger
-	close func()
-	js    jetstream.JetStream
-	st    *store.Store
-}
-
-func startInfra(ctx context.Context, o Options, cfg *fleet.Config) (*infra, error) {
-	var undo []func()
-	closeAll := func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
-	ns, err := bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: filepath.Join(o.DataDir, "nats"), Log: o.Log})
-	if err != nil {
-		return nil, err
-	}
-	undo = append(undo, func() { ns.Shutdown(); ns.WaitForShutdown() })
-	o.Log.Info("embedded NATS with JetStream is up", "url", ns.ClientURL())
+// openInfra opens what the demo's arbiter runs on, as arbiter run opens its own: embedded NATS
+// under DataDir with the streams, and the embedded store with the recorder. The data dir is taken
+// first, so a demo never opens the files of an arbiter running on it.
+func openInfra(ctx context.Context, o Options) (*system.Infra, error) {
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	nc, js, err := bus.ConnectEmbedded(cctx, ns, filepath.Join(o.DataDir, "nats"), "arbiter-demo", o.Log)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	undo = append(undo, func() { nc.Close() })
-	if err := bus.Ensure(cctx, js, bus.Options{LeaseTTL: leaseTTL}); err != nil {
-		closeAll()
-		return nil, err
-	}
 	hist := o.HistoryDir
 	if hist == "" {
 		hist = o.DataDir
 	}
-	st, err := store.Open(cctx, store.Config{DataDir: hist, Owner: "arbiter demo", Database: o.Database, Log: o.Log})
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	undo = append(undo, func() { st.Close() })
-	return &infra{log: o.Log, close: closeAll, js: js, st: st}, nil
+	return system.OpenInfra(cctx, system.InfraOptions{Name: "arbiter-demo", Log: o.Log,
+		LockDir: o.DataDir, Program: "arbiter demo",
+		Embedded: bus.EmbeddedOptions{Port: -1, StoreDir: filepath.Join(o.DataDir, "nats"), Log: o.Log},
+		Streams:  bus.Options{LeaseTTL: leaseTTL},
+		History: &system.HistoryOptions{Store: store.Config{DataDir: hist, Owner: "arbiter demo", Database: o.Database},
+			Recorder: recorder.Config{MaxDelay: 250 * time.Millisecond}}})
 }
 
 const leaseTTL = 10 * time.Second
 
-// replay runs the collector, the arbiter system (built as arbiter run builds it), the recorder and
-// the driver from start to end of trace time, tick by tick on the virtual clock, then stops the
-// arbiter and waits until the recorder has written everything. It returns
-// the reclaims of each workload's replicas per location.
-func (s *infra) replay(ctx context.Context, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, error) {
+// replayTrace runs the collector, the arbiter system (built as arbiter run builds it), the
+// recorder and the driver from start to end of trace time, tick by tick on the virtual clock,
+// then stops the arbiter and waits until the recorder has written everything. It returns the
+// reclaims of each workload's replicas per location.
+func replayTrace(ctx context.Context, inf *system.Infra, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, error) {
 	fl := sim.New(in.cfg, clk.Now)
 	fl.UseTrace(sim.Trace{Start: start, Tick: traceTick, Counts: in.capacity})
-	router := actuate.Router{}
-	for _, l := range in.cfg.Locations {
-		router[l.Name] = fl
-	}
-	pub := bus.NewPublisher(s.js)
-	col := collect.New(pub, s.log.With("part", "collector"), nil)
+	pub := bus.NewPublisher(inf.JS)
+	col := collect.New(pub, o.Log.With("part", "collector"), nil)
 	job := collect.Job{Source: &pricesource.SkyPilotFiles{Paths: in.prices}, Timeout: 30 * time.Second}
 	if _, err := col.RunOnce(ctx, job, start, true); err != nil {
 		return nil, fmt.Errorf("publishing the demo's prices: %w", err)
 	}
-	sys, err := system.New(ctx, system.Options{Arbiter: arbiter.Options{Config: in.cfg, JS: s.js, Actuator: router,
-		Log: s.log.With("part", "arbiter"), Clock: clk, Identity: "demo", LeaseTTL: leaseTTL}, Slack: o.Slack})
+	sys, err := inf.System(ctx, system.Options{Arbiter: arbiter.Options{Config: in.cfg, Actuator: fl.Router(),
+		Log: o.Log.With("part", "arbiter"), Clock: clk, Identity: "demo", LeaseTTL: leaseTTL}, Slack: o.Slack})
 	if err != nil {
 		return nil, err
 	}
-	rec := recorder.New(s.js, s.st, recorder.Config{Log: s.log.With("part", "recorder"), MaxDelay: 250 * time.Millisecond})
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
-	recDone := goRun(recCtx, rec.Run)
-	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, svc: sys.Service, log: s.log, tick: traceTick,
+	recDone := goRun(recCtx, inf.Recorder.Run)
+	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, svc: sys.Service, log: o.Log, tick: traceTick,
 		start: start, end: end, curve: NewCurve(in.rates, end.Sub(start)), progress: o.Progress,
 		counters: map[string]*counter{}, noticed: map[string]time.Time{}}
 	if err := sys.Start(ctx); err != nil {
@@ -223,7 +188,7 @@ func (s *infra) replay(ctx context.Context, o Options, in *inputs, clk *Clock, s
 	if err := errors.Join(d.run(ctx), sys.Close()); err != nil {
 		return nil, err
 	}
-	if err := s.drain(ctx); err != nil {
+	if err := drain(ctx, inf.JS); err != nil {
 		return nil, err
 	}
 	stopRec()
@@ -237,13 +202,13 @@ func goRun(ctx context.Context, f func(context.Context) error) <-chan error {
 }
 
 // drain waits until the recorder has committed every message of every stream.
-func (s *infra) drain(ctx context.Context) error {
+func drain(ctx context.Context, js jetstream.JetStream) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for _, stream := range []string{bus.Market, bus.Telemetry, bus.Fleet} {
 		name := "recorder-" + strings.ToLower(stream)
 		for {
-			c, err := s.js.Consumer(ctx, stream, name)
+			c, err := js.Consumer(ctx, stream, name)
 			if err == nil {
 				var info *jetstream.ConsumerInfo
 				if info, err = c.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {

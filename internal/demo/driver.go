@@ -104,16 +104,12 @@ func (d *driver) step(ctx context.Context, now time.Time) ([]actuate.Observed, e
 // reclaimed with the provider's notice, launches beyond it stay pending), so every reclaim is a
 // real capacity loss.
 func (d *driver) enforce(ctx context.Context) error {
-	var ids []string
-	for _, e := range d.fleet.Due() {
+	due, err := d.fleet.Notify(ctx, d.pub, d.svc.AwaitNotices)
+	for _, e := range due {
 		d.noticed[e.Instance] = e.NoticeAt
 		d.reclaims++
-		if err := d.pub.Publish(ctx, e); err != nil {
-			return err
-		}
-		ids = append(ids, e.ID)
 	}
-	return d.svc.AwaitNotices(ctx, ids)
+	return err
 }
 
 // tokens publishes each ready replica's counters, its share of what its workload served.

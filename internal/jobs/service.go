@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
@@ -21,6 +16,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/replay"
+	"github.com/bursar-dev/bursar/internal/system"
 )
 
 // bursar replays a window through the live arbiter service, as "arbiter replay" does for serving
@@ -50,8 +46,8 @@ const retryAfter = 15 * time.Second
 
 const (
 	serviceJob      = "job"
-	serviceGPU      = "V100-16GB"
-	serviceOnDemand = "on-demand"
+	serviceGPU      = replay.ServiceGPU
+	serviceOnDemand = replay.OnDemandLocation
 )
 
 type service struct {
@@ -59,9 +55,8 @@ type service struct {
 	ctx   context.Context
 	stop  context.CancelFunc
 	clk   *replay.Clock
-	dir   string
-	ns    *server.Server
-	nc    *nats.Conn
+	in    *system.Infra
+	sys   *system.System
 	pub   *bus.Publisher
 	svc   *arbiter.Service
 	fleet *sim.Fleet
@@ -90,36 +85,23 @@ func (p *service) start(zones []string) error {
 	if err != nil {
 		return err
 	}
-	if p.dir, err = os.MkdirTemp("", "bursar-jobs-"); err != nil {
-		return fmt.Errorf("creating the replay's NATS store: %w", err)
-	}
-	if p.ns, err = bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: p.dir}); err != nil {
+	if p.in, err = system.OpenInfra(p.ctx, system.InfraOptions{Name: "jobs-replay",
+		Streams: bus.Options{LeaseTTL: time.Minute}}); err != nil {
 		return err
 	}
-	nc, js, err := bus.ConnectEmbedded(p.ctx, p.ns, p.dir, "jobs-replay", slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
-	}
-	p.nc = nc
-	if err := bus.Ensure(p.ctx, js, bus.Options{LeaseTTL: time.Minute}); err != nil {
-		return err
-	}
-	p.pub = bus.NewPublisher(js)
+	p.pub = bus.NewPublisher(p.in.JS)
 	if err := p.prices(); err != nil {
 		return err
 	}
 	p.fleet = sim.New(cfg, p.clk.Now)
 	p.fleet.SetNotice(0) // a reclaimed instance is gone at the tick's boundary (JOBS.md step 1)
-	router := actuate.Router{}
-	for _, l := range cfg.Locations {
-		router[l.Name] = p.fleet
-	}
 	tick := time.Duration(p.set.Tick) * time.Second
-	if p.svc, err = arbiter.New(p.ctx, arbiter.Options{Config: cfg, JS: js, Actuator: router, Clock: p.clk,
-		Identity: "jobs-replay", LeaseTTL: time.Minute, Interval: tick}); err != nil {
+	if p.sys, err = p.in.System(p.ctx, system.Options{Arbiter: arbiter.Options{Config: cfg, Actuator: p.fleet.Router(),
+		Clock: p.clk, Identity: "jobs-replay", LeaseTTL: time.Minute, Interval: tick}}); err != nil {
 		return err
 	}
-	return p.svc.Start(p.ctx)
+	p.svc = p.sys.Service
+	return p.sys.Start(p.ctx)
 }
 
 // fleetConfig is the window as a fleet file: one sim location per zone, one for on-demand, and
@@ -147,19 +129,7 @@ func (p *service) fleetConfig(zones []string) (*fleet.Config, error) {
 
 // prices publishes each zone's spot offer and the on-demand offer at the setting's prices.
 func (p *service) prices() error {
-	for _, loc := range append(append([]string(nil), p.locs...), serviceOnDemand) {
-		m, usd := events.Spot, p.set.SpotPrice
-		if loc == serviceOnDemand {
-			m, usd = events.OnDemand, p.set.ODPrice
-		}
-		e := &events.PriceObserved{Meta: events.Meta{At: p.clk.Now()}, Provider: "aws", Region: "replay", Zone: loc,
-			InstanceType: "replay", GPUModel: serviceGPU, GPUCount: 1, GPUMemoryGB: 16, Market: m, USDPerHour: usd,
-			Source: "replay"}
-		if err := p.pub.Publish(p.ctx, e); err != nil {
-			return fmt.Errorf("publishing the replay's prices: %w", err)
-		}
-	}
-	return nil
+	return replay.PublishPrices(p.ctx, p.pub, p.clk.Now(), p.locs, p.set.SpotPrice, p.set.ODPrice)
 }
 
 // Decide is one tick: the market takes this tick's availability (a lost spot instance is
@@ -256,14 +226,8 @@ func (p *service) market(spot []bool) error {
 	for z, ok := range spot {
 		p.fleet.SetCapacity(p.locs[z], b2i(ok))
 	}
-	var ids []string
-	for _, e := range p.fleet.Due() {
-		if err := p.pub.Publish(p.ctx, e); err != nil {
-			return fmt.Errorf("publishing a reclaim: %w", err)
-		}
-		ids = append(ids, e.ID)
-	}
-	return p.svc.AwaitNotices(p.ctx, ids)
+	_, err := p.fleet.Notify(p.ctx, p.pub, p.svc.AwaitNotices)
+	return err
 }
 
 // progress publishes the job's checkpointed progress, as the job itself would, where it ran.
@@ -313,16 +277,12 @@ func (p *service) held() (out []Choice, waiting bool) {
 // Close stops the arbiter and the bus and returns what went wrong during the window.
 func (p *service) Close() error {
 	p.once.Do(func() {
+		if p.sys != nil {
+			p.err = errors.Join(p.err, p.sys.Close())
+		}
 		p.stop()
-		if p.nc != nil {
-			p.nc.Close()
-		}
-		if p.ns != nil {
-			p.ns.Shutdown()
-			p.ns.WaitForShutdown()
-		}
-		if p.dir != "" {
-			_ = os.RemoveAll(p.dir)
+		if p.in != nil {
+			p.in.Close()
 		}
 	})
 	return p.err

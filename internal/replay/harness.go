@@ -2,14 +2,7 @@ package replay
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"os"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
@@ -49,39 +42,24 @@ func ServicePolicy(newHarness func(Env) (Harness, error)) Factory {
 
 // single is the replay's own harness: one embedded NATS server and one arbiter.
 type single struct {
-	dir string
-	ns  *server.Server
-	nc  *nats.Conn
-	js  jetstream.JetStream
+	in  *system.Infra
 	sys *system.System
 }
 
 func newSingle(Env) (Harness, error) { return &single{}, nil }
 
 func (h *single) Bus(ctx context.Context) (*bus.Publisher, error) {
-	dir, err := os.MkdirTemp("", "bursar-replay-")
-	if err != nil {
-		return nil, fmt.Errorf("creating the replay's NATS store: %w", err)
-	}
-	h.dir = dir
-	if h.ns, err = bus.StartEmbedded(bus.EmbeddedOptions{Port: -1, StoreDir: dir}); err != nil {
+	var err error
+	if h.in, err = system.OpenInfra(ctx, system.InfraOptions{Name: "replay", Streams: bus.Options{LeaseTTL: leaseTTL}}); err != nil {
 		return nil, err
 	}
-	nc, js, err := bus.ConnectEmbedded(ctx, h.ns, dir, "replay", slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, err
-	}
-	h.nc, h.js = nc, js
-	if err := bus.Ensure(ctx, js, bus.Options{LeaseTTL: leaseTTL}); err != nil {
-		return nil, err
-	}
-	return bus.NewPublisher(js), nil
+	return bus.NewPublisher(h.in.JS), nil
 }
 
 func (h *single) Start(ctx context.Context, o arbiter.Options) error {
-	o.JS, o.Identity = h.js, "replay"
+	o.Identity = "replay"
 	var err error
-	if h.sys, err = system.New(ctx, system.Options{Arbiter: o}); err != nil {
+	if h.sys, err = h.in.System(ctx, system.Options{Arbiter: o}); err != nil {
 		return err
 	}
 	return h.sys.Start(ctx)
@@ -98,15 +76,8 @@ func (h *single) Close() error {
 	if h.sys != nil {
 		err = h.sys.Close()
 	}
-	if h.nc != nil {
-		h.nc.Close()
-	}
-	if h.ns != nil {
-		h.ns.Shutdown()
-		h.ns.WaitForShutdown()
-	}
-	if h.dir != "" {
-		os.RemoveAll(h.dir)
+	if h.in != nil {
+		h.in.Close()
 	}
 	return err
 }

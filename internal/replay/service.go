@@ -40,11 +40,12 @@ type service struct {
 	err   error
 }
 
-// serviceGPU is the replay's GPU as the fleet file names it.
-const serviceGPU = "V100-16GB"
+// ServiceGPU is the GPU of the replays through the service (this one's and the job replay's) as
+// their fleet files name it.
+const ServiceGPU = "V100-16GB"
 
-// serviceOnDemand is the location of the replay's on-demand offer.
-const serviceOnDemand = "on-demand"
+// OnDemandLocation is the location of their on-demand offer.
+const OnDemandLocation = "on-demand"
 
 func newServiceOn(env Env, h Harness) (Policy, error) {
 	ctx, stop := context.WithCancel(context.Background())
@@ -106,7 +107,7 @@ func (p *service) fleetConfig() (*fleet.Config, error) {
 	var b strings.Builder
 	b.WriteString("locations:\n")
 	p.locs = nil
-	for _, z := range append(append([]string(nil), p.env.Zones...), serviceOnDemand) {
+	for _, z := range append(append([]string(nil), p.env.Zones...), OnDemandLocation) {
 		name := LocationName(z)
 		p.locs = append(p.locs, name)
 		fmt.Fprintf(&b, "  - {name: %q, provider: aws, region: replay, zones: [%q], actuator: {kind: sim, launch_delay: %s}}\n",
@@ -118,7 +119,7 @@ func (p *service) fleetConfig() (*fleet.Config, error) {
     replicas: {min: %d}
     markets: [spot, on_demand]
     cold_start: %s
-`, bursarWorkload, serviceGPU, r.Target, delay)
+`, bursarWorkload, ServiceGPU, r.Target, delay)
 	return fleet.Parse([]byte(b.String()), "replay.yaml")
 }
 
@@ -135,15 +136,22 @@ func LocationName(z string) string {
 
 // prices publishes every zone's spot offer at 1 per hour and the on-demand offer at the ratio.
 func (p *service) prices() error {
-	for i, loc := range p.locs {
-		m, usd := events.Spot, 1.0
-		if i == len(p.locs)-1 {
-			m, usd = events.OnDemand, p.env.Rules.ODRatio
+	return PublishPrices(p.ctx, p.pub, p.clk.Now(), p.locs[:len(p.locs)-1], 1, p.env.Rules.ODRatio)
+}
+
+// PublishPrices publishes the offers of a replay through the service at time at: each spot
+// location's at spotUSD an hour, then the on-demand location's at odUSD. The job replay
+// publishes its own with it.
+func PublishPrices(ctx context.Context, pub *bus.Publisher, at time.Time, spot []string, spotUSD, odUSD float64) error {
+	for _, loc := range append(append([]string(nil), spot...), OnDemandLocation) {
+		m, usd := events.Spot, spotUSD
+		if loc == OnDemandLocation {
+			m, usd = events.OnDemand, odUSD
 		}
-		e := &events.PriceObserved{Meta: events.Meta{At: p.clk.Now()}, Provider: "aws", Region: "replay", Zone: loc,
-			InstanceType: "replay", GPUModel: serviceGPU, GPUCount: 1, GPUMemoryGB: 16, Market: m, USDPerHour: usd,
+		e := &events.PriceObserved{Meta: events.Meta{At: at}, Provider: "aws", Region: "replay", Zone: loc,
+			InstanceType: "replay", GPUModel: ServiceGPU, GPUCount: 1, GPUMemoryGB: 16, Market: m, USDPerHour: usd,
 			Source: "replay"}
-		if err := p.pub.Publish(p.ctx, e); err != nil {
+		if err := pub.Publish(ctx, e); err != nil {
 			return fmt.Errorf("publishing the replay's prices: %w", err)
 		}
 	}
@@ -183,15 +191,7 @@ func (p *service) tick(t int, capacity []int) {
 	for z, n := range capacity {
 		f.SetCapacity(p.locs[z], n)
 	}
-	var ids []string
-	for _, e := range f.Due() {
-		if err := p.pub.Publish(p.ctx, e); err != nil {
-			p.err = fmt.Errorf("tick %d: publishing a reclaim: %w", t, err)
-			return
-		}
-		ids = append(ids, e.ID)
-	}
-	if err := p.h.AwaitNotices(p.ctx, ids); err != nil {
+	if _, err := f.Notify(p.ctx, p.pub, p.h.AwaitNotices); err != nil {
 		p.err = fmt.Errorf("tick %d: %w", t, err)
 	}
 }
@@ -203,7 +203,7 @@ func (p *service) asked() Decision {
 	for z := range p.env.Zones {
 		d.Spot[z], _ = f.Desired(p.ctx, actuate.Group{Workload: bursarWorkload, Location: p.locs[z], Market: events.Spot})
 	}
-	d.OnDemand, _ = f.Desired(p.ctx, actuate.Group{Workload: bursarWorkload, Location: serviceOnDemand, Market: events.OnDemand})
+	d.OnDemand, _ = f.Desired(p.ctx, actuate.Group{Workload: bursarWorkload, Location: OnDemandLocation, Market: events.OnDemand})
 	return d
 }
 

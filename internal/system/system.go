@@ -1,7 +1,9 @@
-// Package system builds the arbiter as every program runs it: the arbiter service with its
-// budgets and approvals and, with Slack configured, its alerts. `arbiter run`, `arbiter demo` and
-// the replay through the service all build it here, so what the demo and the replay measure is
-// what runs.
+// Package system builds the arbiter as every program runs it: the bus with its streams and
+// buckets, the store and the recorder (OpenInfra), and on them the arbiter service with its
+// budgets and approvals and, with Slack configured, its alerts (Infra.System, or New on a bus of
+// the caller's, as the soak's cluster). `arbiter run`, `arbiter demo`, the replay and the job
+// replay through the service all build it here and differ only in the actuator and clock they
+// give it, so what the demo and the replays measure is what runs.
 package system
 
 import (

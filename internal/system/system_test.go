@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -87,7 +88,7 @@ func TestNewAppliesBudgets(t *testing.T) {
 			if tt.policy != "" {
 				putPolicy(t, env, tt.policy, clk.Now())
 			}
-			publishPrices(t, env, clk.Now())
+			publishPrices(t, env.JS, clk.Now())
 			fl := sim.New(cfg, clk.Now)
 			sys, err := system.New(ctx, system.Options{Arbiter: arbiter.Options{Config: cfg, JS: env.JS,
 				Actuator: actuate.Router{"a": fl}, Clock: clk, Identity: "test", LeaseTTL: time.Second,
@@ -104,15 +105,7 @@ func TestNewAppliesBudgets(t *testing.T) {
 				}
 			}()
 			sys.Service.Step(ctx)
-			obs, err := fl.Observe(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			desired := 0
-			for _, o := range obs {
-				desired += o.Desired
-			}
-			if desired != tt.wantDesired {
+			if desired := desiredReplicas(ctx, t, fl); desired != tt.wantDesired {
 				t.Errorf("the fleet was asked for %d replicas, want %d", desired, tt.wantDesired)
 			}
 		})
@@ -134,9 +127,9 @@ func putPolicy(t *testing.T, env *bustest.Env, policy string, at time.Time) {
 	}
 }
 
-func publishPrices(t *testing.T, env *bustest.Env, at time.Time) {
+func publishPrices(t *testing.T, js jetstream.JetStream, at time.Time) {
 	t.Helper()
-	pub := bus.NewPublisher(env.JS)
+	pub := bus.NewPublisher(js)
 	for _, m := range []events.Market{events.Spot, events.OnDemand} {
 		e := &events.PriceObserved{Meta: events.Meta{At: at}, Provider: "aws", Region: "us-east-1", Zone: "us-east-1a",
 			InstanceType: "p5.xlarge", GPUModel: "H100-80GB", GPUCount: 1, GPUMemoryGB: 80, Market: m, USDPerHour: 3,

@@ -68,6 +68,18 @@ func New(cfg *fleet.Config, now func() time.Time) *Fleet {
 	return &Fleet{cfg: cfg, now: now, groups: map[actuate.Group]*group{}, market: newCapacity()}
 }
 
+// Router routes each sim location of the fleet's config to f, for an arbiter whose sim
+// locations share this one fleet (the demo's and the replays' are all sim).
+func (f *Fleet) Router() actuate.Router {
+	r := actuate.Router{}
+	for _, l := range f.cfg.Locations {
+		if l.Actuator.Kind == fleet.KindSim {
+			r[l.Name] = f
+		}
+	}
+	return r
+}
+
 // Scale sets the group's desired count, launching or removing instances at once.
 func (f *Fleet) Scale(_ context.Context, t actuate.Target) error {
 	f.mu.Lock()

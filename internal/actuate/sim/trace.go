@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -45,4 +47,24 @@ func (f *Fleet) Due() []*events.CapacityReclaimed {
 		}
 	}
 	return out
+}
+
+// Publisher publishes an event; *bus.Publisher is one.
+type Publisher interface {
+	Publish(ctx context.Context, e events.Event) error
+}
+
+// Notify publishes the reclaim notices now due (Due) and waits until await says the arbiter has
+// folded them, so its next round sees them whatever the bus's speed; it returns the notices. The
+// demo and the replays drive their sim market with it once a tick.
+func (f *Fleet) Notify(ctx context.Context, pub Publisher, await func(ctx context.Context, ids []string) error) ([]*events.CapacityReclaimed, error) {
+	due := f.Due()
+	ids := make([]string, 0, len(due))
+	for _, e := range due {
+		if err := pub.Publish(ctx, e); err != nil {
+			return due, fmt.Errorf("publishing a reclaim: %w", err)
+		}
+		ids = append(ids, e.ID)
+	}
+	return due, await(ctx, ids)
 }
