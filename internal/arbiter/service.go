@@ -110,7 +110,8 @@ func (o *Options) defaults() error {
 //   - the books (mu, held only for work in memory), written by flush and the saver outside mu,
 //     one slot per book;
 //   - execution: the workers' queues, one workload at a time each;
-//   - planning: planMu lets one full pass run at a time, planning without mu.
+//   - planning: planMu lets one full pass run at a time, planning without mu, and guards what
+//     only full passes keep (unplaced).
 type Service struct {
 	o     Options
 	log   *slog.Logger
@@ -132,6 +133,8 @@ type Service struct {
 	renewed chan struct{}
 	// planMu lets one full pass run at a time; it is taken before mu, never while holding it.
 	planMu sync.Mutex
+	// unplaced is what the full passes last warned of as placing nowhere; planMu guards it.
+	unplaced unplaced
 	// behind counts the inputs whose backlog is not folded yet. A leader plans only at 0, so a
 	// fresh arbiter never acts on half a market.
 	behind atomic.Int32
@@ -158,8 +161,6 @@ type Service struct {
 	newObs  []placement.OfferObservation
 	// targets are the ready replicas each workload needed when planner was made (restoring).
 	targets map[string]int
-	// unplaced holds the workloads last warned of as placing nowhere, with why; s.mu guards it.
-	unplaced map[string]string
 	// truth is which report last observed each group; reportSeq numbers the reports.
 	truth     truth
 	reportSeq atomic.Uint64
