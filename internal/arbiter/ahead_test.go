@@ -42,9 +42,7 @@ func TestASampleDatedAheadIsNotCurrentDemand(t *testing.T) {
 			m := newMarket(&fleet.Config{})
 			m.observe([]actuate.Observed{{Group: actuate.Group{Workload: "svc", Location: "a", Market: events.Spot}, Ready: 4}}, now)
 			m.gpu(gpuAt(tt.at, "g1", 100))
-			m.mu.Lock()
 			got := m.demand(w, 4, now)
-			m.mu.Unlock()
 			if got != tt.want {
 				t.Errorf("demand = %d, want %d", got, tt.want)
 			}

@@ -154,14 +154,12 @@ func undo(b *Book, rec Record) {
 // now: a replica that ends on our terms is evidence the offer held, as a preemption is evidence it
 // did not. s.mu is held.
 func (s *Service) ended(b *Book, drained []string, now time.Time) {
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
 	for _, r := range b.Replicas {
 		if r.Market != events.Spot || !slices.Contains(drained, r.ID) {
 			continue
 		}
 		ob := placement.Observation{At: now, Kind: placement.ObsEnded, Lived: now.Sub(r.Since)}
-		s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
+		s.mk.learn(r.Offer, ob)
 		s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
 	}
 }

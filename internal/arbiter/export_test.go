@@ -38,10 +38,7 @@ func (s *Service) KnowsPrice(id string, p float64) bool {
 
 // KnowsNotice says whether the market view holds reclaim notice id.
 func (s *Service) KnowsNotice(id string) bool {
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
-	_, ok := s.mk.notices[id]
-	return ok
+	return s.mk.hasNotice(id)
 }
 
 // Books returns a copy of the books (nil when not leading).
@@ -145,7 +142,5 @@ func (s *Service) Demand(workload string) int {
 	if !ok {
 		return 0
 	}
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
 	return s.mk.demand(w, 0, s.o.Clock.Now())
 }

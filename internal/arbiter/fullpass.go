@@ -100,7 +100,7 @@ func (s *Service) install(ctx context.Context, in planInput, pl *placement.Plann
 	}
 	s.setPlanner(pl, in.reps, in.snap.Workloads)
 	s.commit(ctx, d, now, map[string]bool{}, trigger, start)
-	s.warnUnplaced(d)
+	s.unplaced.warn(s.log, d)
 	return true
 }
 
@@ -152,5 +152,5 @@ func (s *Service) fullLocked(ctx context.Context, trigger string, caps []placeme
 	s.setPlanner(pl, reps, snap.Workloads)
 	d := pl.Decision()
 	s.commit(ctx, d, now, dirty, trigger, start)
-	s.warnUnplaced(d)
+	s.unplaced.warn(s.log, d)
 }

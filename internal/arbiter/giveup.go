@@ -42,7 +42,7 @@ func (s *Service) launchTimeout(location, workload string) time.Duration {
 // next plan places the replica elsewhere at once and nothing stays launching. A move for price
 // whose launches all failed leaves the workload's cooldown as it was before. s.mu is held.
 func (s *Service) giveUp(now time.Time, dirty map[string]bool) {
-	pending := s.pendingForCapacity()
+	pending := s.mk.pendingForCapacity()
 	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		var moved []actuate.Group // groups where a launch of the last move was given up
@@ -83,20 +83,6 @@ const abandoned placement.ReplicaState = "abandoned"
 type pendingReport struct {
 	n  int
 	at time.Time
-}
-
-// pendingForCapacity is, per group, how many replicas the actuator last reported pending for
-// want of capacity, and when.
-func (s *Service) pendingForCapacity() map[actuate.Group]pendingReport {
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
-	out := map[actuate.Group]pendingReport{}
-	for g, o := range s.mk.observed {
-		if o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity {
-			out[g] = pendingReport{n: o.Pending, at: s.mk.observedAt[g]}
-		}
-	}
-	return out
 }
 
 // stuckLaunch is a launching replica to give up: its index in the book, and when its launch is
@@ -152,9 +138,7 @@ func (s *Service) abandon(b *Book, st stuckLaunch, now time.Time) {
 	}
 	r.State = abandoned
 	ob := placement.Observation{At: st.failed, Kind: placement.ObsLaunchFailed}
-	s.mk.mu.Lock()
-	s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
-	s.mk.mu.Unlock()
+	s.mk.learn(r.Offer, ob)
 	s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
 	g := r.group(b.Workload)
 	id := giveUpID(b.Workload, r.ID)

@@ -148,10 +148,7 @@ func (s *Service) gotCapacity(b *Book, r *Rep) bool {
 	}
 	g := r.group(b.Workload)
 	n := b.Count(g)
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
-	o, ok := s.mk.observed[g]
-	return ok && !s.mk.observedAt[g].Before(r.Since) && o.Desired >= n && o.Pending == 0 && o.Ready+len(o.Starting) >= n
+	return s.mk.runsSince(g, r.Since, n)
 }
 
 // jobView is what the deadline planner knows of the job now, and the offers it may run on.

@@ -2,8 +2,10 @@ package arbiter
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -236,13 +238,15 @@ func current(at, now time.Time) bool {
 }
 
 // demand is how many ready replicas w's traffic needs now, from its scaling metric; 0 when there
-// is no metric or no current sample. m.mu is held (it reads where w runs); it takes tmu.
+// is no metric or no current sample. It takes mu (it reads where w runs), then tmu.
 func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
 	s := w.Scaling
 	if s.Metric == "" || s.PerReplica <= 0 {
 		return 0
 	}
 	total, seen := 0.0, false
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.tmu.Lock()
 	defer m.tmu.Unlock()
 	switch s.Metric {
@@ -297,6 +301,7 @@ func (m *market) demandLimit(ready int) int {
 	return min(placement.MaxReplicas, ready+room)
 }
 
+// runsAt says whether a report has workload running at location; m.mu is held.
 func (m *market) runsAt(workload, location string) bool {
 	for g := range m.observed {
 		if g.Workload == workload && g.Location == location {
@@ -304,4 +309,147 @@ func (m *market) runsAt(workload, location string) bool {
 		}
 	}
 	return false
+}
+
+// The questions the planner and the books ask of the market and the observations they hand it,
+// each under mu: nothing outside this file reaches the market's maps.
+
+// learn adds an observation of offer to its history, for the planner's hazard: a preemption, a
+// launch that found no capacity, a spot replica that ended on our terms.
+func (m *market) learn(offer string, ob placement.Observation) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.history[offer] = append(m.history[offer], ob)
+}
+
+// withHistory gives each offer a copy of its history, forgetting what is older than
+// historyMemory: the plan may be computed after mu is released, while reclaims add more.
+func (m *market) withHistory(offers []placement.Offer, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range offers {
+		id := offers[i].ID
+		m.history[id] = forget(m.history[id], now)
+		offers[i].History = slices.Clone(m.history[id])
+	}
+}
+
+// hasNotice says whether reclaim notice id is held.
+func (m *market) hasNotice(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.notices[id]
+	return ok
+}
+
+// liveNotices are the notices held, in no order; those whose deadline passed over an hour ago
+// are forgotten. One past its deadline by less still takes its replicas (a zero notice).
+func (m *market) liveNotices(now time.Time) []notice {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []notice
+	for id, n := range m.notices {
+		if now.Sub(n.e.Deadline) > time.Hour {
+			delete(m.notices, id)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// firstReceived is when the earliest held notice of ids reached us; zero when none is held.
+func (m *market) firstReceived(ids []string) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var first time.Time
+	for _, id := range ids {
+		if n, ok := m.notices[id]; ok && (first.IsZero() || n.received.Before(first)) {
+			first = n.received
+		}
+	}
+	return first
+}
+
+// reported is, per group, one figure of the actuator's last report on it (its desired or its
+// ready replicas).
+func (m *market) reported(figure func(actuate.Observed) int) map[actuate.Group]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[actuate.Group]int, len(m.observed))
+	for g, o := range m.observed {
+		out[g] = figure(o)
+	}
+	return out
+}
+
+// pendingForCapacity is, per group, how many replicas the actuator last reported pending for
+// want of capacity, and when.
+func (m *market) pendingForCapacity() map[actuate.Group]pendingReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[actuate.Group]pendingReport{}
+	for g, o := range m.observed {
+		if o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity {
+			out[g] = pendingReport{n: o.Pending, at: m.observedAt[g]}
+		}
+	}
+	return out
+}
+
+// runsSince says whether a report on g made since since holds its count n, running or starting,
+// with nothing pending.
+func (m *market) runsSince(g actuate.Group, since time.Time, n int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.observed[g]
+	return ok && !m.observedAt[g].Before(since) && o.Desired >= n && o.Pending == 0 && o.Ready+len(o.Starting) >= n
+}
+
+// occupants are the groups on the instance (or else node) a notice names, in group order; first is
+// when the instance was first reported, and named whether the actuator at the notice's location
+// names its instances at all.
+func (m *market) occupants(n notice) (there []occupant, first time.Time, named bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name := n.e.Instance
+	if len(m.instance[name]) == 0 && n.e.Node != "" {
+		name = n.e.Node
+	}
+	for g, starting := range m.instance[name] {
+		o := m.observed[g]
+		k := max(count(o.Instances, name)+count(o.Starting, name), 1)
+		there = append(there, occupant{g: g, n: k, starting: starting})
+	}
+	slices.SortFunc(there, func(a, b occupant) int { return actuate.CompareGroups(a.g, b.g) })
+	return there, m.seen[name].first, m.namesInstancesAt(n.e.Location)
+}
+
+// namesInstancesAt says whether the actuator at location reports which instances its groups run
+// on (the kube and sim actuators do; a webhook does not). m.mu is held.
+func (m *market) namesInstancesAt(location string) bool {
+	for g, o := range m.observed {
+		if g.Location == location && (o.Instances != nil || o.Starting != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// digest prints everything the market holds, in a stable order: two equal digests mean no event
+// changed the market (the tests' View).
+func (m *market) digest() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "offers %+v\n", m.offers.all())
+	m.mu.Lock()
+	fmt.Fprintf(&b, "observed %+v at %v\nnotices %d\ninstances %v\nseen %v\n",
+		m.observed, m.observedAt, len(m.notices), m.instance, m.seen)
+	m.mu.Unlock()
+	m.tmu.Lock()
+	defer m.tmu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(m.rates)) {
+		fmt.Fprintf(&b, "rate %s %+v\n", k, *m.rates[k])
+	}
+	fmt.Fprintf(&b, "util %+v\n", m.util)
+	return b.String()
 }

@@ -3,8 +3,10 @@ package arbiter_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,5 +160,92 @@ func TestSlowBookWritesWarnAndKeepTheLease(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "writing the books took over half the lease's TTL") {
 		t.Errorf("no warning that the books are slow to write; log:\n%s", logs.String())
+	}
+}
+
+// heldGate is a gate whose reviews can be held as heldCaps' reads are: once hold is called, each
+// review waits until release, holding the books' lock as every review does.
+type heldGate struct {
+	arbiter.NoGate
+	*heldCaps
+}
+
+func (g heldGate) Review(ctx context.Context, p arbiter.Proposal) (arbiter.Ruling, error) {
+	if _, err := g.Caps(ctx); err != nil {
+		return arbiter.Ruling{}, err
+	}
+	return g.NoGate.Review(ctx, p)
+}
+
+// The leader renews its lease and keeps the lead while a planning pass is held in its gate for
+// twice the lease's TTL: a full pass, which holds the books' lock there, and a reclaim's quick
+// pass, which holds the loop besides. Before, the loop renewed the lease and took the books' lock
+// after each renewal: either pass stopped the renewals, the arbiter stopped leading and, the key
+// expired, took the lead afresh once the pass ended.
+func TestTheLeaseIsRenewedWhileAPassIsHeld(t *testing.T) {
+	tests := []struct {
+		name string
+		// begin starts a pass that reaches the gate; ended says whether it is over.
+		begin func(ctx context.Context, t *testing.T, h *harness, r *running) (ended func() bool)
+	}{
+		{"a full pass", func(ctx context.Context, t *testing.T, h *harness, r *running) func() bool {
+			id := h.priceOf("us-east-1b", "p4d.24xlarge", "A100-80GB", events.OnDemand, 4.0) // batch can be placed
+			eventually(t, "the A100 price is folded", func() bool { return r.KnowsPrice(id, 4.0) })
+			var passed atomic.Bool
+			go func() { r.Pass(ctx); passed.Store(true) }()
+			return passed.Load
+		}},
+		{"a reclaim's quick pass", func(ctx context.Context, t *testing.T, h *harness, r *running) func() bool {
+			notice, ok := h.sim.Reclaim("a", 2*time.Minute)
+			if !ok {
+				t.Fatal("no spot instance to reclaim in zone a")
+			}
+			before := len(h.sim.Calls())
+			if err := h.pub.Publish(ctx, notice); err != nil {
+				t.Fatal(err)
+			}
+			return func() bool { return slices.ContainsFunc(h.sim.Calls()[before:], isReplacement) }
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			h := newHarness(t, twoWorkloads)
+			leases, err := h.env.JS.KeyValue(ctx, bus.BucketLeases)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gate := heldGate{heldCaps: newHeldCaps()}
+			r := place(ctx, t, h, func() *running {
+				return h.start("a1", func(o *arbiter.Options) { o.Gate = gate })
+			})
+			gate.hold()
+			defer gate.release()
+			ended := tt.begin(ctx, t, h, r)
+			await(t, gate.held, "the pass to reach its gate")
+			e, err := leases.Get(ctx, "arbiter")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lapsed := 0
+			for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if !r.Leading() {
+					lapsed++
+				}
+			}
+			if lapsed > 0 {
+				t.Errorf("the arbiter did not lead at %d of its checks while the pass was held", lapsed)
+			}
+			if now, err := leases.Get(ctx, "arbiter"); err != nil {
+				t.Errorf("the lease's key is gone after the pass was held: %v", err)
+			} else if n := now.Revision() - e.Revision(); n < 2 {
+				t.Errorf("the lease was renewed %d times in the 2 s the pass was held, want several", n)
+			}
+			gate.release()
+			eventually(t, "the pass ends", ended)
+			if n := r.Leads(); n != 1 {
+				t.Errorf("took the lead %d times, want once", n)
+			}
+		})
 	}
 }

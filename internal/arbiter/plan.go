@@ -175,14 +175,7 @@ func (s *Service) snapshot(now time.Time, caps []placement.Budget) placement.Sna
 			Zone: firstOr(l.Zones, l.Name), Residency: l.Residency, EgressPerGB: l.EgressPerGB, Capacity: l.Capacity})
 	}
 	snap.Offers = s.mk.offers.all()
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
-	for i := range snap.Offers {
-		id := snap.Offers[i].ID
-		s.mk.history[id] = forget(s.mk.history[id], now)
-		// A copy: the plan may be computed after the lock is released, while reclaims add more.
-		snap.Offers[i].History = slices.Clone(s.mk.history[id])
-	}
+	s.mk.withHistory(snap.Offers, now)
 	for i := range cfg.Workloads {
 		w := &cfg.Workloads[i]
 		if w.IsJob() {
@@ -356,15 +349,13 @@ func (s *Service) enact(b *Book, rec *Record, now time.Time) {
 
 // noticeReceived is when the earliest reclaim notice of b's reclaimed replicas reached us.
 func (s *Service) noticeReceived(b *Book) time.Time {
-	var first time.Time
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
+	var ids []string
 	for _, r := range b.Replicas {
-		if n, ok := s.mk.notices[r.Notice]; ok && r.State == placement.StateReclaimed && (first.IsZero() || n.received.Before(first)) {
-			first = n.received
+		if r.State == placement.StateReclaimed {
+			ids = append(ids, r.Notice)
 		}
 	}
-	return first
+	return s.mk.firstReceived(ids)
 }
 
 func (s *Service) cost(b *Book) float64 {

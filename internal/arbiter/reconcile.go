@@ -66,12 +66,7 @@ func (s *Service) noteReport(obs []actuate.Observed, seq uint64) {
 // reclaimed, so its survival still counts for the offer's hazard, as a drained one's does.
 // s.mu is held.
 func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
-	s.mk.mu.Lock()
-	desired := make(map[actuate.Group]int, len(s.mk.observed))
-	for g, o := range s.mk.observed {
-		desired[g] = o.Desired
-	}
-	s.mk.mu.Unlock()
+	desired := s.mk.reported(func(o actuate.Observed) int { return o.Desired })
 	for _, w := range s.workloadNames() {
 		b := s.books[w]
 		for _, g := range groupsOf(b) {

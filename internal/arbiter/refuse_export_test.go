@@ -2,7 +2,6 @@ package arbiter
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -13,23 +12,7 @@ import (
 // progress jobs reported. Two equal digests mean no event changed the view.
 func (s *Service) View() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "offers %+v\n", s.mk.offers.all())
-	s.mk.mu.Lock()
-	fmt.Fprintf(&b, "observed %+v at %v\nnotices %d\ninstances %v\nseen %v\n",
-		s.mk.observed, s.mk.observedAt, len(s.mk.notices), s.mk.instance, s.mk.seen)
-	s.mk.mu.Unlock()
-	s.mk.tmu.Lock()
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range s.mk.rates {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		fmt.Fprintf(&b, "rate %s %+v\n", k, *s.mk.rates[k])
-	}
-	fmt.Fprintf(&b, "util %+v\n", s.mk.util)
-	s.mk.tmu.Unlock()
+	b.WriteString(s.mk.digest())
 	s.mu.Lock()
 	for name, j := range s.jobs {
 		fmt.Fprintf(&b, "job %s reported %v\n", name, j.reported != nil)

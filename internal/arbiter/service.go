@@ -105,11 +105,13 @@ func (o *Options) defaults() error {
 // books, taking their snapshot, installing a plan, a few milliseconds on a thousand workloads):
 //   - the market view (market: offers without a lock, telemetry, and the rest under its own mu),
 //     folded by every arbiter;
-//   - leadership: the lease (its own lock) and isLeader, read without any lock;
+//   - leadership: the lease (its own lock), renewed by leaseLoop alone, and isLeader, read
+//     without any lock;
 //   - the books (mu, held only for work in memory), written by flush and the saver outside mu,
 //     one slot per book;
 //   - execution: the workers' queues, one workload at a time each;
-//   - planning: planMu lets one full pass run at a time, planning without mu.
+//   - planning: planMu lets one full pass run at a time, planning without mu, and guards what
+//     only full passes keep (unplaced).
 type Service struct {
 	o     Options
 	log   *slog.Logger
@@ -127,8 +129,12 @@ type Service struct {
 	urgent  chan struct{}
 	changed chan struct{}
 	fullReq chan string
+	// renewed tells the loop that leaseLoop renewed or tried to take the lease.
+	renewed chan struct{}
 	// planMu lets one full pass run at a time; it is taken before mu, never while holding it.
 	planMu sync.Mutex
+	// unplaced is what the full passes last warned of as placing nowhere; planMu guards it.
+	unplaced unplaced
 	// behind counts the inputs whose backlog is not folded yet. A leader plans only at 0, so a
 	// fresh arbiter never acts on half a market.
 	behind atomic.Int32
@@ -155,8 +161,6 @@ type Service struct {
 	newObs  []placement.OfferObservation
 	// targets are the ready replicas each workload needed when planner was made (restoring).
 	targets map[string]int
-	// unplaced holds the workloads last warned of as placing nowhere, with why; s.mu guards it.
-	unplaced map[string]string
 	// truth is which report last observed each group; reportSeq numbers the reports.
 	truth     truth
 	reportSeq atomic.Uint64
@@ -199,7 +203,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	s := &Service{o: o, log: log, m: newMetrics(o.Registry), mk: newMarket(o.Config),
 		pub: bus.NewPublisher(o.JS), store: store, lease: newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
 		corrupt: corrupt, urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
-		saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(),
+		renewed: make(chan struct{}, 1), saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(),
 		jobs: jobs{}, jobsSave: make(chan struct{}, 1), runs: jobKV{kv: jkv, report: corrupt.report}, badSpecs: map[string]uint64{}}
 	s.lease.onCorrupt = corrupt.report
 	return s, nil
@@ -223,6 +227,7 @@ func (s *Service) Run(ctx context.Context) error {
 	wg.Go(func() { s.planLoop(ctx) })
 	wg.Go(func() { s.saveLoop(ctx) })
 	wg.Go(func() { s.jobLoop(ctx, jl) })
+	wg.Go(func() { s.leaseLoop(ctx) })
 	err = s.loop(ctx)
 	cancel()
 	wg.Wait()
@@ -233,22 +238,21 @@ func (s *Service) Run(ctx context.Context) error {
 	return err
 }
 
-// loop keeps the lease and plans: at once after a reclaim, after the debounce following other
+// loop follows the lease and plans: at once after a reclaim, after the debounce following other
 // changes, and every Interval. Reclaims are answered here; full passes are handed to planLoop, so
-// a reclaim never waits for a full plan to be computed.
+// a reclaim never waits for a full plan to be computed. The lease is renewed by leaseLoop; the
+// loop steps up or down after each renewal.
 func (s *Service) loop(ctx context.Context) error {
-	renew := time.NewTicker(s.o.LeaseTTL / 4)
-	defer renew.Stop()
 	interval := time.NewTicker(s.o.Interval)
 	defer interval.Stop()
 	var debounce <-chan time.Time
-	s.keepLease(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-renew.C:
-			s.keepLease(ctx)
+		case <-s.renewed:
+			_, held := s.lease.valid()
+			s.followLease(ctx, held)
 		case <-s.urgent:
 			s.answer(ctx)
 		case <-s.changed:
@@ -291,9 +295,28 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// keepLease renews or acquires the lease, and steps up or down accordingly.
-func (s *Service) keepLease(ctx context.Context) {
-	held := s.lease.tick(ctx)
+// leaseLoop renews or acquires the lease every quarter TTL, on a goroutine of its own that takes
+// no other lock: a pass holding the books (a slow gate) or the loop (a quick pass) never delays a
+// renewal. It tells the loop after each, which steps up or down.
+func (s *Service) leaseLoop(ctx context.Context) {
+	renew := time.NewTicker(s.o.LeaseTTL / 4)
+	defer renew.Stop()
+	for {
+		s.lease.tick(ctx)
+		signal(s.renewed)
+		select {
+		case <-ctx.Done():
+			return
+		case <-renew.C:
+		}
+	}
+}
+
+// keepLease renews or acquires the lease, and steps up or down accordingly (Step's round).
+func (s *Service) keepLease(ctx context.Context) { s.followLease(ctx, s.lease.tick(ctx)) }
+
+// followLease steps up or down as the lease is held or not.
+func (s *Service) followLease(ctx context.Context, held bool) {
 	s.mu.Lock()
 	was := s.leading
 	s.mu.Unlock()

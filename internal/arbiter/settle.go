@@ -42,16 +42,7 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 			applied[n][w] = true
 		}
 	}
-	s.mk.mu.Lock()
-	var todo []notice
-	for id, n := range s.mk.notices {
-		if now.Sub(n.e.Deadline) > time.Hour {
-			delete(s.mk.notices, id)
-			continue
-		}
-		todo = append(todo, n) // one past its deadline still takes its replicas (a zero notice)
-	}
-	s.mk.mu.Unlock()
+	todo := s.mk.liveNotices(now)
 	slices.SortFunc(todo, func(a, b notice) int { return cmp.Or(a.e.NoticeAt.Compare(b.e.NoticeAt), cmp.Compare(a.e.ID, b.e.ID)) })
 	for _, n := range todo {
 		for _, h := range s.victims(n, !n.e.Deadline.After(now), applied[n.e.ID]) {
@@ -73,9 +64,7 @@ func (s *Service) reclaimed(b *Book, i int, n notice) {
 		}
 	}
 	ob := placement.Observation{At: n.e.NoticeAt, Kind: placement.ObsPreempted, Lived: n.e.NoticeAt.Sub(r.Since)}
-	s.mk.mu.Lock()
-	s.mk.history[r.Offer] = append(s.mk.history[r.Offer], ob)
-	s.mk.mu.Unlock()
+	s.mk.learn(r.Offer, ob)
 	s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
 }
 
@@ -103,7 +92,7 @@ type occupant struct {
 // its instances, a notice for one it does not name struck something else and takes nothing (it
 // stays, in case a later report names it).
 func (s *Service) victims(n notice, exact bool, done map[string]bool) []hit {
-	there, first, named := s.occupants(n)
+	there, first, named := s.mk.occupants(n)
 	var out []hit
 	for _, o := range there {
 		b := s.books[o.g.Workload]
@@ -136,25 +125,6 @@ func (s *Service) victims(n notice, exact bool, done map[string]bool) []hit {
 	return nil
 }
 
-// occupants are the groups on the instance (or else node) a notice names, in group order; first is
-// when the instance was first reported, and named whether the actuator at the notice's location
-// names its instances at all.
-func (s *Service) occupants(n notice) (there []occupant, first time.Time, named bool) {
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
-	name := n.e.Instance
-	if len(s.mk.instance[name]) == 0 && n.e.Node != "" {
-		name = n.e.Node
-	}
-	for g, starting := range s.mk.instance[name] {
-		o := s.mk.observed[g]
-		k := max(count(o.Instances, name)+count(o.Starting, name), 1)
-		there = append(there, occupant{g: g, n: k, starting: starting})
-	}
-	slices.SortFunc(there, func(a, b occupant) int { return actuate.CompareGroups(a.g, b.g) })
-	return there, s.mk.seen[name].first, s.mk.namesInstancesAt(n.e.Location)
-}
-
 func count(xs []string, x string) int {
 	n := 0
 	for _, v := range xs {
@@ -163,17 +133,6 @@ func count(xs []string, x string) int {
 		}
 	}
 	return n
-}
-
-// namesInstancesAt says whether the actuator at location reports which instances its groups run
-// on (the kube and sim actuators do; a webhook does not). m.mu is held.
-func (m *market) namesInstancesAt(location string) bool {
-	for g, o := range m.observed {
-		if g.Location == location && (o.Instances != nil || o.Starting != nil) {
-			return true
-		}
-	}
-	return false
 }
 
 // launchedBefore is the ready replica of g that an instance first reported at first runs: the
@@ -262,12 +221,7 @@ func retireID(workload, replica string) string {
 // launching when it shrinks (a pod restarting). Reclaimed replicas are counted as ready until
 // their deadline.
 func (s *Service) promote(dirty map[string]bool) {
-	s.mk.mu.Lock()
-	obs := make(map[actuate.Group]int, len(s.mk.observed))
-	for g, o := range s.mk.observed {
-		obs[g] = o.Ready
-	}
-	s.mk.mu.Unlock()
+	obs := s.mk.reported(func(o actuate.Observed) int { return o.Ready })
 	for w, b := range s.books {
 		for _, g := range groupsOf(b) {
 			ready, ok := obs[g]

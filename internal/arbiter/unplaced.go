@@ -1,31 +1,37 @@
 package arbiter
 
 import (
+	"log/slog"
 	"strings"
 
 	"github.com/bursar-dev/bursar/internal/budget"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
-// warnUnplaced logs, at WARN, each workload that a full plan d places nowhere (it wants replicas
-// and the plan can place none), with the planner's reason: a fleet file whose GPU models, markets
-// or residency match no offer otherwise shows only as a workload that never runs. Each is warned
-// of once, again only if its reason changes or once it has placed and lost everything again, so
-// a pass every few seconds does not repeat it. d is a whole-estate plan; s.mu is held.
-func (s *Service) warnUnplaced(d placement.Decision) {
-	now := map[string]string{}
+// unplaced holds the workloads a full plan last warned of as placing nowhere, with why. It
+// belongs to the full pass: only full passes, one at a time under planMu, warn, so it takes no
+// lock of its own and none of the books'.
+type unplaced map[string]string
+
+// warn logs, at WARN, each workload that a full plan d places nowhere (it wants replicas and the
+// plan can place none), with the planner's reason: a fleet file whose GPU models, markets or
+// residency match no offer otherwise shows only as a workload that never runs. Each is warned of
+// once, again only if its reason changes or once it has placed and lost everything again, so a
+// pass every few seconds does not repeat it. d is a whole-estate plan; planMu is held.
+func (u *unplaced) warn(log *slog.Logger, d placement.Decision) {
+	now := unplaced{}
 	for _, sf := range d.Shortfalls {
 		if sf.Wanted > 0 && sf.Placed == 0 && sf.Why != placement.WhyNoOffers {
 			now[sf.Workload] = sf.Why
 		}
 	}
 	for w, why := range now {
-		if old, ok := s.unplaced[w]; !ok || old != why {
-			s.log.Warn("a workload can place no replica; check its gpu, markets and residency in the fleet file against the offers seen",
+		if old, ok := (*u)[w]; !ok || old != why {
+			log.Warn("a workload can place no replica; check its gpu, markets and residency in the fleet file against the offers seen",
 				"workload", w, "why", why)
 		}
 	}
-	s.unplaced = now
+	*u = now
 }
 
 // warnPolicies logs, at WARN, each budget policy that can see no spend of this fleet (a scope

@@ -66,7 +66,7 @@ func (s *Service) Step(ctx context.Context) {
 // AwaitNotices waits until the reclaim notices with the given ids are folded into the market.
 func (s *Service) AwaitNotices(ctx context.Context, ids []string) error {
 	for _, id := range ids {
-		for !s.knowsNotice(id) {
+		for !s.mk.hasNotice(id) {
 			if err := pause(ctx); err != nil {
 				return fmt.Errorf("waiting for reclaim notice %s: %w", id, err)
 			}
@@ -95,13 +95,6 @@ func (s *Service) AwaitFolded(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func (s *Service) knowsNotice(id string) bool {
-	s.mk.mu.Lock()
-	defer s.mk.mu.Unlock()
-	_, ok := s.mk.notices[id]
-	return ok
 }
 
 // pause yields briefly while waiting on the bus.
