@@ -9,30 +9,32 @@ import (
 	"github.com/bursar-dev/bursar/internal/cli/clitest"
 )
 
-func root() *cobra.Command { return newRoot(&cli.Globals{}) }
-
-// TestDocsNameOnlyCommandsThatExist: the soak left arbiter for a program of its own, and the
-// docs that said "arbiter soak" must say "soak".
-func TestDocsNameOnlyCommandsThatExist(t *testing.T) {
-	clitest.CheckDocCommands(t, "soak", "../..", root, "../../README.md", "../../docs/*.md")
+// TestCommandLine runs the checks every program's command tree passes. The docs said
+// "arbiter soak" until the soak left arbiter for a program of its own; they must say "soak".
+func TestCommandLine(t *testing.T) {
+	root := func() *cobra.Command { return newRoot(&cli.Globals{}) }
+	for name, check := range map[string]func(*testing.T){
+		"docs name only commands that exist": func(t *testing.T) {
+			clitest.CheckDocCommands(t, "soak", "../..", root, "../../README.md", "../../docs/*.md")
+		},
+		"every command has an example":      func(t *testing.T) { clitest.CheckExamples(t, root()) },
+		"flag help has no stray backquotes": func(t *testing.T) { clitest.CheckFlagUsages(t, root()) },
+		"flag help names its env":           func(t *testing.T) { clitest.CheckEnvHelp(t, root()) },
+	} {
+		t.Run(name, check)
+	}
 	if err := clitest.Resolve(root(), []string{"--trace", "DIR", "--market", "12h", "--no-approvals"}); err != nil {
 		t.Errorf("soak --trace DIR --market 12h --no-approvals: %v", err)
 	}
 }
 
-func TestEveryCommandHasAnExample(t *testing.T) { clitest.CheckExamples(t, root()) }
-
-func TestFlagHelpHasNoStrayBackquotes(t *testing.T) { clitest.CheckFlagUsages(t, root()) }
-
-func TestFlagHelpNamesItsEnv(t *testing.T) { clitest.CheckEnvHelp(t, root()) }
-
 // TestFlagsReadTheirEnv: BURSAR_SOAK_MARKET and BURSAR_SOAK_NO_APPROVALS set what --market and
-// --no-approvals would, and a flag on the command line wins.
+// --no-approvals would, and a flag on the command line wins over BURSAR_SOAK_SEED.
 func TestFlagsReadTheirEnv(t *testing.T) {
 	t.Setenv("BURSAR_SOAK_MARKET", "12h")
 	t.Setenv("BURSAR_SOAK_NO_APPROVALS", "true")
 	t.Setenv("BURSAR_SOAK_SEED", "7")
-	r := root()
+	r := newRoot(&cli.Globals{})
 	if err := r.ParseFlags([]string{"--seed", "3"}); err != nil {
 		t.Fatal(err)
 	}

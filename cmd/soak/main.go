@@ -20,10 +20,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/store"
 )
 
-func main() {
-	var g cli.Globals
-	os.Exit(cli.Main(newRoot(&g)))
-}
+func main() { os.Exit(cli.Main(newRoot(new(cli.Globals)))) }
 
 type options struct {
 	trace       string
