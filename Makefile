@@ -20,7 +20,7 @@ setup:
 	$(GO) mod download
 	bash scripts/setup-chdb.sh
 
-## build: build collector, arbiter and report into ./bin
+## build: build collector, arbiter, report and soak (the chaos rig, shipped in no release) into ./bin
 build:
 	$(GO) build -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
@@ -70,7 +70,7 @@ SOAK_MARKET ?= 72h
 SOAK_SEED ?= 1
 soak: setup build
 	@test -d $(SOAK_TRACE) || { echo "soak: no trace at $(SOAK_TRACE) (set SOAK_TRACE to a replay trace folder)"; exit 1; }
-	./bin/arbiter soak --trace $(SOAK_TRACE) --market $(SOAK_MARKET) --seed $(SOAK_SEED) --report soak-report.md
+	./bin/soak --trace $(SOAK_TRACE) --market $(SOAK_MARKET) --seed $(SOAK_SEED) --report soak-report.md
 
 ## release: archives per platform with checksums and an SPDX SBOM each, in dist/; VERSION from the tag
 release:

@@ -11,7 +11,7 @@ bin=dist/image-bin
 rm -rf "$bin"
 mkdir -p "$bin"
 CGO_ENABLED=1 GOOS=linux GOARCH=amd64 $go build -trimpath -buildvcs=auto -tags nvml \
-	-ldflags "-s -w -X github.com/bursar-dev/bursar/internal/cli.Version=$version" -o "$bin/" ./cmd/...
+	-ldflags "-s -w -X github.com/bursar-dev/bursar/internal/cli.Version=$version" -o "$bin/" ./cmd/arbiter ./cmd/collector ./cmd/report
 args=()
 if [ -n "$chdb" ]; then
 	args+=(-chdb "$(bash scripts/setup-chdb.sh)")

@@ -28,7 +28,7 @@ for p in $platforms; do
 		tags=nvml cgo=1
 	fi
 	echo "release: $name (cgo=$cgo tags=${tags:-none})"
-	CGO_ENABLED=$cgo GOOS=$os GOARCH=$arch $go build -trimpath -buildvcs=auto -tags "$tags" -ldflags "$ldflags" -o "$dir/" ./cmd/...
+	CGO_ENABLED=$cgo GOOS=$os GOARCH=$arch $go build -trimpath -buildvcs=auto -tags "$tags" -ldflags "$ldflags" -o "$dir/" ./cmd/arbiter ./cmd/collector ./cmd/report
 	cp LICENSE README.md CHANGELOG.md "$dir/"
 	$go run ./scripts/sbom -name "$name" -created "$created" "$dir/arbiter" "$dir/collector" "$dir/report" >"$dist/$name.spdx.json"
 	tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner -C "$dist" -czf "$dist/$name.tar.gz" "$name"

@@ -38,7 +38,6 @@ func TestEveryDataCommandTakesOutput(t *testing.T) {
 		"arbiter run":           "runs until stopped; logs only",
 		"arbiter record":        "runs until stopped; logs only",
 		"arbiter demo":          "prints a summary for a person and writes report.md; report reads its history as data",
-		"arbiter soak":          "prints a verdict line for a person and writes soak-report.md; exits 1 when an invariant broke",
 		"arbiter config check":  "prints a verdict on a file",
 		"arbiter budget set":    "prints what it changed",
 		"arbiter budget delete": "prints what it changed",

@@ -26,7 +26,7 @@ With no --nats URL, "arbiter run" starts an embedded NATS server with JetStream 
 		g, "", "NATS URL; empty: start an embedded NATS server (see --listen)")
 	root.Example = `  arbiter run --config examples/bursar.yaml
   arbiter status -o json`
-	root.AddCommand(newRunCmd(g), newRecordCmd(g), newReplayCmd(), newSoakCmd(g))
+	root.AddCommand(newRunCmd(g), newRecordCmd(g), newReplayCmd())
 	root.AddCommand(newConfigCmd(), newStatusCmd(g))
 	root.AddCommand(newBudgetCmd(g), newJobCmd(g))
 	root.AddCommand(newDemoCmd(g))

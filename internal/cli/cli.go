@@ -1,4 +1,4 @@
-// Package cli holds what the three programs share on the command line: the global flags and
+// Package cli holds what the three programs (and the soak) share on the command line: the global flags and
 // their BURSAR_* environment fallbacks, logging, the version command, signal handling and the
 // Prometheus endpoint. Each cmd/*/main.go stays a page of wiring.
 package cli
@@ -39,9 +39,16 @@ func (g *Globals) Bind(cmd *cobra.Command, natsDefault, natsHelp string) {
 	f.StringVar(&g.NATS, "nats", natsDefault, natsHelp+" (env BURSAR_NATS; credentials: --nats-creds, --nats-nkey or --nats-user)")
 	f.StringVar(&g.DataDir, "data-dir", "./bursar-data", "where embedded NATS and ClickHouse keep their files (env BURSAR_DATA_DIR)")
 	f.StringVar(&g.ClickHouse, "clickhouse", "", "ClickHouse server DSN, e.g. clickhouse://user@host:9440/bursar?secure=true, never with a password: that comes from BURSAR_CLICKHOUSE_PASSWORD or the file BURSAR_CLICKHOUSE_PASSWORD_FILE names; a private CA and client certificate from BURSAR_CLICKHOUSE_TLS_CA, _TLS_CERT, _TLS_KEY. Empty: the embedded engine under --data-dir (env BURSAR_CLICKHOUSE)")
+	g.bindLog(cmd)
+	g.Auth.bind(f)
+}
+
+// bindLog adds the logging flags, the only global flags a program with no NATS or ClickHouse of
+// its own takes.
+func (g *Globals) bindLog(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
 	f.StringVar(&g.LogFormat, "log-format", "text", "log format: text or json (env BURSAR_LOG_FORMAT)")
 	f.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn or error (env BURSAR_LOG_LEVEL)")
-	g.Auth.bind(f)
 }
 
 // EnvName is the environment variable that stands in for a global flag, one every program
@@ -141,6 +148,23 @@ func (g *Globals) NATSURL() string {
 // Root makes a program's root command with the global flags, the environment fallbacks and the
 // version command. setup runs before any subcommand, once flags are final.
 func Root(name, short, long string, g *Globals, natsDefault, natsHelp string) *cobra.Command {
+	root := bareRoot(name, short, long, g)
+	g.Bind(root, natsDefault, natsHelp)
+	return root
+}
+
+// Tool makes the root of a program that is one command and dials no NATS or ClickHouse of its
+// own (the soak, which starts its own): the logging flags, the environment fallbacks and the
+// version command. The caller sets its RunE, Args and flags.
+func Tool(name, short, long string, g *Globals) *cobra.Command {
+	root := bareRoot(name, short, long, g)
+	g.bindLog(root)
+	return root
+}
+
+// bareRoot is a root command that applies the environment and checks the logging flags before
+// it or any subcommand runs, with the version command and no flags yet.
+func bareRoot(name, short, long string, g *Globals) *cobra.Command {
 	root := &cobra.Command{
 		Use: name, Short: short, Long: long,
 		SilenceUsage: true, SilenceErrors: true,
@@ -154,7 +178,6 @@ func Root(name, short, long string, g *Globals, natsDefault, natsHelp string) *c
 			return nil
 		},
 	}
-	g.Bind(root, natsDefault, natsHelp)
 	root.AddCommand(versionCmd(name))
 	return root
 }

@@ -97,8 +97,8 @@ func (f *fakeSlack) clickDue(ctx context.Context, endpoint string, held func(hol
 		if a.clickAt.IsZero() {
 			a.clickAt = now
 		}
-		f.seq++
-		due = append(due, click{hold: id, channel: a.channel, ts: a.ts, approve: a.choice != reject, restored: a.restored, n: f.seq})
+		f.clicks++
+		due = append(due, click{hold: id, channel: a.channel, ts: a.ts, approve: a.choice != reject, restored: a.restored, n: f.clicks})
 	}
 	f.mu.Unlock()
 	f.send(ctx, endpoint, due)
@@ -141,19 +141,22 @@ func (f *fakeSlack) send(ctx context.Context, endpoint string, clicks []click) {
 }
 
 // click posts one button click to the endpoint as Slack does: a form with the block_actions
+// object is a JSON object of a click's payload.
+type object = map[string]any
+
 // payload, signed with the signing secret at the wall clock's time.
 func (f *fakeSlack) click(ctx context.Context, endpoint string, c click) {
 	hold, channel, ts, n := c.hold, c.channel, c.ts, c.n
 	button, label := c.button()
-	payload, _ := json.Marshal(reply{
+	payload, _ := json.Marshal(object{
 		"type": "block_actions", "api_app_id": "A0SOAKAPP", "trigger_id": fmt.Sprintf("%d.soak.%d", n, time.Now().UnixNano()),
-		"user":      reply{"id": slackApprover, "username": "soak", "name": "soak", "team_id": "T0SOAK"},
-		"team":      reply{"id": "T0SOAK", "domain": "soak"},
-		"channel":   reply{"id": channel, "name": "finops"},
-		"container": reply{"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": false},
-		"message":   reply{"type": "message", "ts": ts, "text": "Approval needed", "bot_id": "B0SOAKBOT"},
-		"actions": []reply{{"action_id": button, "block_id": "bursar_approval", "value": hold, "type": "button",
-			"text": reply{"type": "plain_text", "text": label}, "action_ts": fmt.Sprintf("1764482460.%06d", n%1e6)}},
+		"user":      object{"id": slackApprover, "username": "soak", "name": "soak", "team_id": "T0SOAK"},
+		"team":      object{"id": "T0SOAK", "domain": "soak"},
+		"channel":   object{"id": channel, "name": "finops"},
+		"container": object{"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": false},
+		"message":   object{"type": "message", "ts": ts, "text": "Approval needed", "bot_id": "B0SOAKBOT"},
+		"actions": []object{{"action_id": button, "block_id": "bursar_approval", "value": hold, "type": "button",
+			"text": object{"type": "plain_text", "text": label}, "action_ts": fmt.Sprintf("1764482460.%06d", n%1e6)}},
 	})
 	body := []byte("payload=" + url.QueryEscape(string(payload)))
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), clickTimeout)
@@ -177,9 +180,9 @@ func (f *fakeSlack) rejectNow(ctx context.Context, endpoint string, holds map[st
 	f.mu.Lock()
 	for id := range holds {
 		if a := f.asks[id]; a != nil && a.outcome == "" {
-			f.seq++
+			f.clicks++
 			a.clicks++
-			todo = append(todo, click{hold: id, channel: a.channel, ts: a.ts, restored: a.restored, n: f.seq})
+			todo = append(todo, click{hold: id, channel: a.channel, ts: a.ts, restored: a.restored, n: f.clicks})
 		}
 	}
 	f.mu.Unlock()

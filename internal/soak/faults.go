@@ -95,7 +95,7 @@ func (r *rig) inject(ctx context.Context, f *fault, t int) bool {
 		r.note(t, "ends: %s%s", f.kind, r.where(f))
 	case f.mid:
 		if f.kind == slackDown {
-			r.slack.setMode(slackRefuse)
+			r.slack.srv.Refuse()
 			r.note(t, "Slack refuses every call from now on (429 ratelimited with Retry-After: 1, and 503)")
 		}
 	}
@@ -189,7 +189,7 @@ func (r *rig) start(ctx context.Context, f *fault) bool {
 	case slowKV:
 		r.books.delay.Store(int64(500 * time.Millisecond))
 	case slackDown:
-		r.slack.setMode(slackSlow)
+		r.slack.srv.Slow(slackDelay)
 	case damageNode:
 		r.damage(ctx, f)
 	}
@@ -278,7 +278,7 @@ func (r *rig) undo(ctx context.Context, f *fault) {
 	case slowKV:
 		r.books.delay.Store(0)
 	case slackDown:
-		r.stepping(ctx, r.slack.heal)
+		r.stepping(ctx, r.slack.srv.Up)
 	}
 	switch f.kind {
 	case stopNode, cutNode, damageNode:

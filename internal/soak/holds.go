@@ -319,7 +319,7 @@ func (r *rig) checkHolds(ctx context.Context, fate fates, drained map[string]boo
 	}
 	r.run.holds = r.tallyHolds(r.holds.all(), fate, drained, lost, books)
 	r.slack.mu.Lock()
-	r.run.slackPosts, r.run.slackRefused = r.slack.posts, r.slack.refused
+	r.run.slackPosts, r.run.slackRefused = r.slack.posts, r.slack.refused()
 	for _, id := range r.slack.order {
 		r.run.asks = append(r.run.asks, *r.slack.asks[id])
 	}

@@ -220,7 +220,7 @@ func (r *rig) Step(ctx context.Context, t int) {
 			}
 		}
 	}
-	up := slackMode(r.slack.mode.Load()) == slackUp
+	up := r.slack.srv.Answering()
 	if up {
 		r.awaitAsked(ctx) // before the lead is made sure of: the wait must not let a lease lapse unseen
 	}

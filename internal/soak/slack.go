@@ -2,16 +2,13 @@ package soak
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	bslack "github.com/bursar-dev/bursar/internal/slack"
+	"github.com/bursar-dev/bursar/internal/slack/slacktest"
 )
 
 // The fake Slack's credentials and channel, as the arbiters are configured with them.
@@ -22,44 +19,30 @@ const (
 	slackApprover = "U0SOAKAPPR"
 )
 
-// slackMode is how the fake Slack answers the Web API.
-type slackMode int32
-
-const (
-	slackUp     slackMode = iota
-	slackSlow             // every call is taken, and answered after slackDelay
-	slackRefuse           // every call is refused: 429 ratelimited with Retry-After, or a 503
-)
-
 // slackDelay is how long a slow Slack takes to answer: 10 s, and a little more, so that the
 // arbiters' own 10 s deadline on a call to Slack fires first every time (at exactly 10 s it is a
 // race: one run's ask got through, the next one's did not).
 const slackDelay = 10*time.Second + 500*time.Millisecond
 
-// fakeSlack is Slack's Web API on loopback, in its wire format (form-encoded chat.* calls with
-// the token, JSON answers as https://docs.slack.dev/reference/methods/chat.postMessage documents
-// them, ok:false with an error code, 429 with Retry-After when rate limited). It keeps every
-// approval question it was asked (by the hold id its buttons carry) and how each was decided
-// (chat.update of its message), and its approver clicks the buttons (clicks.go).
+// fakeSlack is Slack as the soak's arbiters see it: slacktest's Server on loopback (Slack's Web
+// API in its wire format, slow or refusing during the outage), and the approver who reads it. It
+// keeps every approval question the arbiters asked (by the hold id its buttons carry) and how
+// each was decided (chat.update of its message), and its approver clicks the buttons (clicks.go).
 type fakeSlack struct {
-	srv  *httptest.Server
+	srv  *slacktest.Server
 	url  string // the Web API base, for slack.OptionAPIURL
 	now  func() time.Time
 	seed uint64
-	mode atomic.Int32
-	stop chan struct{} // ends slow answers when the fake closes
 
 	clicking sync.WaitGroup // clicks whose answers are still to come
-	slowN    atomic.Int32   // calls taken while slow, not yet answered
 
-	mu      sync.Mutex
-	seq     int
-	asks    map[string]*ask // by hold id
-	byTS    map[string]*ask // by message ts
-	posts   int             // messages posted (approvals and alerts)
-	refused int             // calls refused while down
-	order   []string        // hold ids, in the order first asked
-	seen    map[string]int  // how often each plan (planOf) was asked, under any hold id
+	mu     sync.Mutex
+	clicks int             // clicks sent, which number their action_ts
+	asks   map[string]*ask // by hold id
+	byTS   map[string]*ask // by message ts
+	posts  int             // messages posted (approvals and alerts)
+	order  []string        // hold ids, in the order first asked
+	seen   map[string]int  // how often each plan (planOf) was asked, under any hold id
 }
 
 // ask is one approval question as Slack saw it: its messages, the decision its approver will
@@ -83,121 +66,38 @@ type ask struct {
 }
 
 func newFakeSlack(now func() time.Time, seed uint64) *fakeSlack {
-	f := &fakeSlack{now: now, seed: seed, stop: make(chan struct{}), asks: map[string]*ask{}, byTS: map[string]*ask{},
-		seen: map[string]int{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/chat.postMessage", f.post)
-	mux.HandleFunc("POST /api/chat.update", f.update)
-	mux.HandleFunc("POST /api/chat.postEphemeral", f.ephemeral)
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { answer(w, slackErr("unknown_method")) })
-	f.srv = httptest.NewServer(mux)
-	f.url = f.srv.URL + "/api/"
+	f := &fakeSlack{srv: slacktest.Start(slackToken), now: now, seed: seed, asks: map[string]*ask{},
+		byTS: map[string]*ask{}, seen: map[string]int{}}
+	f.url = f.srv.URL
+	f.srv.Observe(f.read)
 	return f
 }
 
 func (f *fakeSlack) close() {
-	close(f.stop)
-	f.clicking.Wait()
 	f.srv.Close()
+	f.clicking.Wait()
 }
 
-func (f *fakeSlack) setMode(m slackMode) { f.mode.Store(int32(m)) }
+// refused counts the calls Slack refused while down.
+func (f *fakeSlack) refused() int { return f.srv.Refused() }
 
-// heal answers Slack again, once the calls it took while slow have had their late answers:
-// the outage ends with its last slow answer.
-func (f *fakeSlack) heal() {
-	for end := time.Now().Add(2 * slackDelay); f.slowN.Load() > 0 && time.Now().Before(end); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	f.setMode(slackUp)
-}
-
-type reply map[string]any
-
-func slackErr(code string) reply { return reply{"ok": false, "error": code} }
-
-func answer(w http.ResponseWriter, r reply) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	_ = json.NewEncoder(w).Encode(r)
-}
-
-// admit authenticates a call and applies the mode: it reports whether the call is taken, having
-// answered it already when not. A slow call is taken now and answered late (late).
-func (f *fakeSlack) admit(w http.ResponseWriter, r *http.Request) bool {
-	return f.authentic(w, r) && f.taken(w)
-}
-
-// authentic reads the call's form and checks its token.
-func (f *fakeSlack) authentic(w http.ResponseWriter, r *http.Request) bool {
-	if err := r.ParseForm(); err != nil {
-		answer(w, slackErr("invalid_form_data"))
-		return false
-	}
-	tok := r.PostForm.Get("token")
-	if tok == "" {
-		tok = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	}
-	if tok != slackToken {
-		answer(w, slackErr("invalid_auth"))
-		return false
-	}
-	return true
-}
-
-// taken refuses the call while Slack is down, in turn with 429 ratelimited and a 503.
-func (f *fakeSlack) taken(w http.ResponseWriter) bool {
-	if slackMode(f.mode.Load()) != slackRefuse {
-		return true
-	}
+// read is the approver reading what the arbiters sent: each question posted, and each decision
+// shown on one (kept as it arrives, even while Slack refuses to show it: the arbiter decided all
+// the same).
+func (f *fakeSlack) read(m slacktest.Message, refused bool) {
 	f.mu.Lock()
-	f.refused++
-	n := f.refused
-	f.mu.Unlock()
-	if n%2 == 1 { // as Slack rate limits: HTTP 429, Retry-After in seconds
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_ = json.NewEncoder(w).Encode(slackErr("ratelimited"))
-		return false
+	defer f.mu.Unlock()
+	switch {
+	case m.Method == "chat.postMessage" && !refused:
+		f.posts++
+		if q, ok := question(string(m.Blocks)); ok {
+			f.asked(q, planOf(string(m.Blocks)), m.Channel, m.TS)
+		}
+	case m.Method == "chat.update":
+		if a := f.byTS[m.TS]; a != nil && a.outcome == "" {
+			a.outcome = outcomeOf(m.Text)
+		}
 	}
-	http.Error(w, "upstream connect error", http.StatusServiceUnavailable)
-	return false
-}
-
-// late holds a taken call's answer back while Slack is slow.
-func (f *fakeSlack) late() {
-	if slackMode(f.mode.Load()) != slackSlow {
-		return
-	}
-	f.slowN.Add(1)
-	defer f.slowN.Add(-1)
-	select {
-	case <-time.After(slackDelay):
-	case <-f.stop:
-	}
-}
-
-func (f *fakeSlack) post(w http.ResponseWriter, r *http.Request) {
-	if !f.admit(w, r) {
-		return
-	}
-	ch, text := r.PostForm.Get("channel"), r.PostForm.Get("text")
-	if ch == "" || text == "" && r.PostForm.Get("blocks") == "" {
-		answer(w, slackErr("no_text"))
-		return
-	}
-	f.mu.Lock()
-	f.seq++
-	f.posts++
-	ts := fmt.Sprintf("1764482400.%06d", f.seq)
-	blocks := r.PostForm.Get("blocks")
-	if q, ok := question(blocks); ok {
-		f.asked(q, planOf(blocks), ch, ts)
-	}
-	f.mu.Unlock()
-	f.late() // the message is in the channel; its answer comes late
-	answer(w, reply{"ok": true, "channel": ch, "ts": ts, "message": reply{"type": "message", "subtype": "bot_message",
-		"text": text, "ts": ts, "bot_id": "B0SOAKBOT"}})
 }
 
 // asked records a message asking q, which holds plan; f.mu is held. The approver's mind is made
@@ -216,38 +116,6 @@ func (f *fakeSlack) asked(q asking, plan, ch, ts string) {
 	a.channel, a.ts = ch, ts
 	a.messages++
 	f.byTS[ts] = a
-}
-
-// update takes chat.update of an approval message: the arbiter's decision, kept as it arrives,
-// even while Slack refuses to show it (the arbiter decided all the same).
-func (f *fakeSlack) update(w http.ResponseWriter, r *http.Request) {
-	if !f.authentic(w, r) {
-		return
-	}
-	ch, ts, text := r.PostForm.Get("channel"), r.PostForm.Get("ts"), r.PostForm.Get("text")
-	f.mu.Lock()
-	a := f.byTS[ts]
-	if a != nil && a.outcome == "" {
-		a.outcome = outcomeOf(text)
-	}
-	f.mu.Unlock()
-	if !f.taken(w) {
-		return
-	}
-	if a == nil {
-		answer(w, slackErr("message_not_found"))
-		return
-	}
-	f.late()
-	answer(w, reply{"ok": true, "channel": ch, "ts": ts, "text": text})
-}
-
-func (f *fakeSlack) ephemeral(w http.ResponseWriter, r *http.Request) {
-	if !f.admit(w, r) {
-		return
-	}
-	f.late()
-	answer(w, reply{"ok": true, "message_ts": fmt.Sprintf("1764482400.%06d", time.Now().UnixNano()%1e6)})
 }
 
 // outcomeOf reads the decision from an approval message's new text ("Plan for svc approved by

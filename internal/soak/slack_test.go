@@ -95,7 +95,7 @@ func TestFakeSlackTakesAsksAndClicksAsSlackDoes(t *testing.T) {
 		t.Error("the fake did not see the message updated with the decision")
 	}
 
-	f.setMode(slackRefuse)
+	f.srv.Refuse()
 	for i := range 2 { // a 429 ratelimited, then a 503
 		_, err := a.Ask(ctx, request("hold-"+string(rune('2'+i))))
 		var rl *slackgo.RateLimitedError

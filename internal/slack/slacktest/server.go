@@ -1,7 +1,8 @@
 // Package slacktest is a local stand-in for Slack's Web API: it speaks the wire format slack-go
 // sends (form-encoded chat.* calls with the token in the body) and answers as Slack documents
 // (https://docs.slack.dev/reference/methods/chat.postMessage and friends), records every message,
-// and can fail on purpose.
+// and can fail on purpose: one call, or every call for a while (slow or down, as the soak's
+// Slack outage is). It is the one fake Slack: the tests' and the soak's.
 package slacktest
 
 import (
@@ -34,10 +35,13 @@ type Server struct {
 	messages []Message
 	groups   map[string][]string
 	failNext map[string]string // method -> Slack error code
-	slowPost time.Duration     // how late the next chat.postMessage is answered
 	seq      int
 	live     map[string]bool // channel/ts of posted messages
 	changed  chan struct{}
+	outage   // Slow and Refuse (outage.go)
+	observe  func(m Message, refused bool)
+	done     chan struct{} // closed by Close: answers held back end
+	stop     func()
 
 	wsURL    string
 	AppToken string            // xapp-… accepted by apps.connections.open
@@ -47,8 +51,15 @@ type Server struct {
 
 // New starts a server that accepts token; it stops when the test ends.
 func New(tb testing.TB, token string) *Server {
+	s := Start(token)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server that accepts token outside a test (the soak's Slack); Close stops it.
+func Start(token string) *Server {
 	s := &Server{Token: token, groups: map[string][]string{}, failNext: map[string]string{},
-		live: map[string]bool{}, changed: make(chan struct{}, 1)}
+		live: map[string]bool{}, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat.postMessage", s.post)
 	mux.HandleFunc("POST /api/chat.update", s.update)
@@ -58,10 +69,25 @@ func New(tb testing.TB, token string) *Server {
 	mux.HandleFunc("GET /link", s.socket)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { reply(w, slackErr("unknown_method")) })
 	ts := httptest.NewServer(mux)
-	tb.Cleanup(ts.Close)
+	s.stop = sync.OnceFunc(func() {
+		close(s.done)
+		ts.Close()
+	})
 	s.URL = ts.URL + "/api/"
 	s.wsURL = "ws" + strings.TrimPrefix(ts.URL, "http") + "/link"
 	return s
+}
+
+// Close ends the answers held back (SlowNext, Slow) and stops the server.
+func (s *Server) Close() { s.stop() }
+
+// Observe has fn called with every chat.* call the server takes (refused false) and every one it
+// refuses while down (refused true, see Refuse), before it is answered: the soak's approver reads
+// the questions and decisions it is shown. Set it before the first call.
+func (s *Server) Observe(fn func(m Message, refused bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.observe = fn
 }
 
 // SetGroup sets the members of a user group (S… id).
@@ -173,78 +199,84 @@ func (s *Server) message(r *http.Request, method string) (Message, string) {
 }
 
 func (s *Server) post(w http.ResponseWriter, r *http.Request) {
-	res, late := s.posted(r)
-	if late > 0 {
-		select {
-		case <-time.After(late):
-		case <-r.Context().Done(): // the caller gave up; the message stays
-			return
-		}
-	}
-	reply(w, res)
-}
-
-// posted takes a chat.postMessage and says what to answer, and how late.
-func (s *Server) posted(r *http.Request) (response, time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if code := s.check(r, "chat.postMessage"); code != "" {
-		return slackErr(code), 0
-	}
-	m, code := s.message(r, "chat.postMessage")
-	if code != "" {
-		return slackErr(code), 0
-	}
-	s.seq++
-	m.TS = fmt.Sprintf("1764482400.%06d", s.seq)
-	s.live[m.Channel+"/"+m.TS] = true
-	s.record(m)
-	late := s.slowPost
-	s.slowPost = 0
-	return response{"ok": true, "channel": m.Channel, "ts": m.TS, "message": response{
-		"type": "message", "subtype": "bot_message", "text": m.Text, "ts": m.TS, "bot_id": "B0FAKEBOT",
-		"blocks": m.Blocks}}, late
+	s.serve(w, r, "chat.postMessage", s.posted)
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if code := s.check(r, "chat.update"); code != "" {
-		reply(w, slackErr(code))
-		return
-	}
-	m, code := s.message(r, "chat.update")
-	if code == "" && !s.live[m.Channel+"/"+m.TS] {
-		code = "message_not_found"
-	}
-	if code != "" {
-		reply(w, slackErr(code))
-		return
-	}
-	s.record(m)
-	reply(w, response{"ok": true, "channel": m.Channel, "ts": m.TS, "text": m.Text,
-		"message": response{"text": m.Text, "blocks": m.Blocks}})
+	s.serve(w, r, "chat.update", s.updated)
 }
 
 func (s *Server) ephemeral(w http.ResponseWriter, r *http.Request) {
+	s.serve(w, r, "chat.postEphemeral", s.ephemeralPosted)
+}
+
+// serve answers a chat.* call: it authenticates it, takes a planned failure, refuses it while
+// Slack is down, or else has take answer it and records it; then it tells the observer and
+// answers, late while Slack is slow (a caller that gives up first gets no answer; what it sent
+// stays).
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, take func(*Message) (response, string)) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if code := s.check(r, "chat.postEphemeral"); code != "" {
-		reply(w, slackErr(code))
-		return
+	m, code := s.read(r, method)
+	refused, res := code == "" && s.refusing, slackErr(code)
+	if refused {
+		s.refused++
 	}
-	m, code := s.message(r, "chat.postEphemeral")
-	if code == "" && m.User == "" {
-		code = "user_not_in_channel"
+	nth := s.refused
+	if code == "" && !refused {
+		if res, code = take(&m); code != "" {
+			res = slackErr(code)
+		} else {
+			s.record(m)
+		}
 	}
-	if code != "" {
-		reply(w, slackErr(code))
-		return
+	late, observe := s.lateness(method, code == "" && !refused), s.observe
+	s.mu.Unlock()
+	if observe != nil && (code == "" || refused) {
+		observe(m, refused)
+	}
+	switch {
+	case refused:
+		refuse(w, nth)
+	case late == 0 || s.held(r, late):
+		reply(w, res)
+	}
+}
+
+// read authenticates a chat.* call and reads its message; it returns the Slack error, if any.
+func (s *Server) read(r *http.Request, method string) (Message, string) {
+	if code := s.check(r, method); code != "" {
+		return Message{Method: method}, code
+	}
+	return s.message(r, method)
+}
+
+// posted takes a chat.postMessage: the message gets its timestamp.
+func (s *Server) posted(m *Message) (response, string) {
+	s.seq++
+	m.TS = fmt.Sprintf("1764482400.%06d", s.seq)
+	s.live[m.Channel+"/"+m.TS] = true
+	return response{"ok": true, "channel": m.Channel, "ts": m.TS, "message": response{
+		"type": "message", "subtype": "bot_message", "text": m.Text, "ts": m.TS, "bot_id": "B0FAKEBOT",
+		"blocks": m.Blocks}}, ""
+}
+
+// updated takes a chat.update of a message posted before.
+func (s *Server) updated(m *Message) (response, string) {
+	if !s.live[m.Channel+"/"+m.TS] {
+		return nil, "message_not_found"
+	}
+	return response{"ok": true, "channel": m.Channel, "ts": m.TS, "text": m.Text,
+		"message": response{"text": m.Text, "blocks": m.Blocks}}, ""
+}
+
+// ephemeralPosted takes a chat.postEphemeral, which names who sees it.
+func (s *Server) ephemeralPosted(m *Message) (response, string) {
+	if m.User == "" {
+		return nil, "user_not_in_channel"
 	}
 	s.seq++
 	m.TS = fmt.Sprintf("1764482400.%06d", s.seq)
-	s.record(m)
-	reply(w, response{"ok": true, "message_ts": m.TS})
+	return response{"ok": true, "message_ts": m.TS}, ""
 }
 
 func (s *Server) groupMembers(w http.ResponseWriter, r *http.Request) {
