@@ -3,8 +3,12 @@ package system_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +22,35 @@ import (
 	"github.com/bursar-dev/bursar/internal/system"
 )
 
+// history is the embedded store's directory of this test process: libchdb keeps the first data
+// path it opens for the life of the process, so every run (go test -count) shares it, each in a
+// database of its own.
+var (
+	history struct {
+		once sync.Once
+		dir  string
+		err  error
+	}
+	builds atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if history.dir != "" {
+		os.RemoveAll(history.dir)
+	}
+	os.Exit(code)
+}
+
+func historyDir(t *testing.T) string {
+	t.Helper()
+	history.once.Do(func() { history.dir, history.err = os.MkdirTemp("", "bursar-system-history-") })
+	if history.err != nil {
+		t.Fatal(history.err)
+	}
+	return history.dir
+}
+
 // TestOpenInfraBuildsTheWholeSystem builds what arbiter run builds on its data dir: embedded NATS
 // with the streams and buckets, the embedded store and the recorder, and the arbiter system on
 // them with the sim fleet as its actuator. A price published on the bus reaches the store, the
@@ -27,10 +60,12 @@ func TestOpenInfraBuildsTheWholeSystem(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
+	runs := builds.Add(1)
 	o := system.InfraOptions{Name: "system-test", LockDir: dir, Program: "system test",
 		Embedded: bus.EmbeddedOptions{Port: -1, StoreDir: filepath.Join(dir, "nats")},
 		Streams:  bus.Options{LeaseTTL: time.Second},
-		History: &system.HistoryOptions{Store: store.Config{DataDir: dir, Owner: "system test", Database: "infra_test"},
+		History: &system.HistoryOptions{Store: store.Config{DataDir: historyDir(t), Owner: "system test",
+			Database: fmt.Sprintf("infra_test_%d", runs)},
 			Recorder: recorder.Config{MaxDelay: 50 * time.Millisecond}}}
 	in, err := system.OpenInfra(ctx, o)
 	if err != nil {
