@@ -3,163 +3,204 @@ package arbiter
 import (
 	"context"
 	"errors"
-	"slices"
+	"hash/fnv"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
-	"github.com/bursar-dev/bursar/internal/events"
-	"github.com/bursar-dev/bursar/internal/placement"
 )
 
 // maxTries is how often an action is tried before it is given up as failed.
 const maxTries = 5
 
+// actionBooks is what the executor needs of the books it runs actions from. The Service owns the
+// books: it says where a workload has actions to run, records durably that an action's actuator
+// is about to be called, and records how the call went.
+type actionBooks interface {
+	// locationsToRun lists the locations where workload has actions to run.
+	locationsToRun(workload string) []locationToRun
+	// begin takes the workload's first runnable action that in accepts and records, durably,
+	// that its actuator is about to be called; ok is false when there is none or the arbiter no
+	// longer leads. resumed says the action was already being called: a call may have gone through.
+	begin(ctx context.Context, workload string, in func(Record) bool) (rec Record, resumed, ok bool)
+	// end records how the call went, as the executor judged it, and announces it once durable.
+	// held says the books still held the action; more that the workload may have more to run now.
+	end(ctx context.Context, workload string, rec Record, out callOutcome, callErr error, label string) (held, more bool)
+}
+
+var _ actionBooks = (*Service)(nil)
+
+// locationToRun is a location where a workload has an action to run; first when one of them
+// answers a reclaim.
+type locationToRun struct {
+	location string
+	first    bool
+}
+
+// callOutcome is how an actuator call ended, as the executor judges it.
+type callOutcome int
+
+const (
+	callApplied callOutcome = iota // the actuator did what the action asked
+	callRetry                      // it failed, and the action is tried again
+	callGivenUp                    // it failed for good (not found, or maxTries tries)
+)
+
+// executor runs the books' actions through their actuator calls. It owns the call's life
+// (calling, then applied, tried again after a wait the actuator may ask for, or given up) and,
+// once started, the workers: actions run per workload and location. Each location has workers of
+// its own, and all of a workload's actions in one location go to the same one of them, so they
+// run one at a time and in the order recorded: each sets the group's count, and the last
+// recorded is the count wanted. Locations do not wait on each other: a location whose actuator
+// hangs or fails holds only its own workers, and a reclaim's replacement elsewhere goes ahead.
+// Nothing is lost by that: the planner emits a drain only once enough other replicas are ready
+// (make-before-break), not relying on the order of calls, and each call is recorded before it is
+// made (idempotency).
+type executor struct {
+	books   actionBooks
+	act     actuate.Actuator
+	log     *slog.Logger
+	m       *metrics
+	workers int
+
+	// Set by start; without it (Step), actions are run by the caller and dispatch does nothing.
+	ctx   context.Context
+	wg    *sync.WaitGroup
+	route *queue // workloads dispatched, for the router to hand to their locations
+
+	mu sync.Mutex
+	at map[string][]*queue // per location, its workers' queues
+}
+
+func newExecutor(books actionBooks, act actuate.Actuator, log *slog.Logger, m *metrics, workers int) *executor {
+	return &executor{books: books, act: act, log: log, m: m, workers: workers, at: map[string][]*queue{}}
+}
+
+// start starts the router, which makes the locations' workers as their first action comes. It is
+// called before anything is dispatched.
+func (e *executor) start(ctx context.Context, wg *sync.WaitGroup) {
+	e.ctx, e.wg, e.route = ctx, wg, newQueue()
+	wg.Go(e.router)
+}
+
+// dispatch queues a workload for the workers of the locations its actions are in. It takes no
+// lock of the books, so callers may hold them.
+func (e *executor) dispatch(workload string) { e.enqueue(workload, false) }
+
+// dispatchFirst queues a workload at the front: its reclaim answers go first in their locations.
+func (e *executor) dispatchFirst(workload string) { e.enqueue(workload, true) }
+
+func (e *executor) enqueue(workload string, first bool) {
+	if e.route == nil {
+		return // stepped by the caller (Step), no workers
+	}
+	e.route.push(workload, first)
+}
+
+// router hands each dispatched workload to the workers of the locations where it has actions to
+// run. It asks the books itself, so dispatch needs no lock.
+func (e *executor) router() {
+	for {
+		w, ok := e.route.pop(e.ctx)
+		if !ok {
+			return
+		}
+		for _, l := range e.books.locationsToRun(w) {
+			e.lane(l.location, w).push(w, l.first)
+		}
+	}
+}
+
+// lane is the queue of the worker of location that runs workload's actions there, started with
+// the location's other workers the first time the location has work.
+func (e *executor) lane(location, workload string) *queue {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	qs, ok := e.at[location]
+	if !ok {
+		qs = make([]*queue, e.workers)
+		for i := range qs {
+			qs[i] = newQueue()
+			e.wg.Go(func() { e.work(location, qs[i]) })
+		}
+		e.at[location] = qs
+	}
+	h := fnv.New32a()
+	h.Write([]byte(workload))
+	return qs[h.Sum32()%uint32(len(qs))]
+}
+
+// work is one worker of a location: it runs the location's actions of each workload it is given
+// until none is left, waiting between tries as long as the actuator asked (Retry-After).
+func (e *executor) work(location string, q *queue) {
+	for {
+		w, ok := q.pop(e.ctx)
+		if !ok {
+			return
+		}
+		for {
+			more, wait := e.stepAt(e.ctx, w, location)
+			if !more || sleep(e.ctx, wait) != nil {
+				break
+			}
+		}
+	}
+}
+
 // step runs the workload's first runnable action, in any location, through its life once. It
 // reports whether the workload may have more to run now.
-func (s *Service) step(ctx context.Context, workload string) bool {
-	more, _ := s.run(ctx, workload, func(Record) bool { return true })
+func (e *executor) step(ctx context.Context, workload string) bool {
+	more, _ := e.run(ctx, workload, func(Record) bool { return true })
 	return more
 }
 
-// stepAt is step for the workload's actions in one location (see lanes). wait is how long the
-// actuator asked to be left alone before the next try (Retry-After), 0 when it did not ask.
-func (s *Service) stepAt(ctx context.Context, workload, location string) (more bool, wait time.Duration) {
-	return s.run(ctx, workload, func(r Record) bool { return r.Target.Location == location })
+// stepAt is step for the workload's actions in one location. wait is how long the actuator asked
+// to be left alone before the next try (Retry-After), 0 when it did not ask.
+func (e *executor) stepAt(ctx context.Context, workload, location string) (more bool, wait time.Duration) {
+	return e.run(ctx, workload, func(r Record) bool { return r.Target.Location == location })
 }
 
 // run takes the workload's first runnable action that in accepts through its life once.
-func (s *Service) run(ctx context.Context, workload string, in func(Record) bool) (more bool, wait time.Duration) {
-	rec, resumed, ok := s.begin(ctx, workload, in)
+func (e *executor) run(ctx context.Context, workload string, in func(Record) bool) (more bool, wait time.Duration) {
+	rec, resumed, ok := e.books.begin(ctx, workload, in)
 	if !ok {
 		return false, 0
 	}
-	if _, valid := s.lease.valid(); !valid {
-		return false, 0 // deposed between recording and calling: the successor resumes it
-	}
-	if resumed && s.alreadyApplied(ctx, rec) {
-		return s.end(ctx, workload, rec, nil, "reconciled"), 0
+	if resumed && e.alreadyApplied(ctx, rec) {
+		_, more := e.books.end(ctx, workload, rec, callApplied, nil, "reconciled")
+		return more, 0
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	err := s.o.Actuator.Scale(cctx, rec.Target)
+	err := e.act.Scale(cctx, rec.Target)
 	cancel()
-	return s.end(ctx, workload, rec, err, "applied"), askedWait(err)
+	out := judge(rec, err)
+	held, more := e.books.end(ctx, workload, rec, out, err, "applied")
+	if held && out == callRetry {
+		e.log.Warn("actuator call failed; will retry", "action", rec.Target.ActionID, "group", rec.Target.Group.String(),
+			"try", rec.Tries, "err", err)
+		e.m.actions.WithLabelValues(rec.Target.Kind, "retried").Inc()
+	}
+	return more, askedWait(err)
 }
 
-// begin picks the workload's first action that in accepts and that is not waiting for approval,
-// and records, durably, that its actuator is about to be called. resumed says the action was
-// already marked calling: an earlier call may have gone through.
-func (s *Service) begin(ctx context.Context, workload string, in func(Record) bool) (rec Record, resumed, ok bool) {
-	s.mu.Lock()
-	b := s.books[workload]
-	if !s.leading || b == nil {
-		s.mu.Unlock()
-		return rec, false, false
+// judge says how a call that returned callErr ended: an action the actuator does not know, or
+// tried maxTries times, is given up.
+func judge(rec Record, callErr error) callOutcome {
+	switch {
+	case callErr == nil:
+		return callApplied
+	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
+		return callGivenUp
+	default:
+		return callRetry
 	}
-	i := slices.IndexFunc(b.Actions, func(r Record) bool {
-		return (r.Stage == StageRecorded || r.Stage == StageCalling) && in(r)
-	})
-	if i < 0 {
-		s.mu.Unlock()
-		return rec, false, false
-	}
-	r := &b.Actions[i]
-	resumed = r.Stage == StageCalling
-	r.Stage = StageCalling
-	r.Tries++
-	rec = *r
-	s.touch(b)
-	s.mu.Unlock()
-	if err := s.flush(ctx, workload); err != nil {
-		return rec, false, false
-	}
-	return rec, resumed, true
 }
 
 // alreadyApplied asks the actuator whether an interrupted call went through.
-func (s *Service) alreadyApplied(ctx context.Context, rec Record) bool {
+func (e *executor) alreadyApplied(ctx context.Context, rec Record) bool {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	n, err := s.o.Actuator.Desired(cctx, rec.Target.Group)
+	n, err := e.act.Desired(cctx, rec.Target.Group)
 	return err == nil && n == rec.Target.Replicas
-}
-
-// end records how the call went: done (the book drops drained replicas), failed for good (the
-// book undoes the action's effect so the next plan tries elsewhere), or left to retry. The
-// outcome is announced once it is durable.
-func (s *Service) end(ctx context.Context, workload string, rec Record, callErr error, outcome string) bool {
-	status, detail, failed, ok := s.settleCall(workload, rec, callErr)
-	if failed {
-		outcome = "failed"
-	}
-	if !ok {
-		return false
-	}
-	if err := s.flush(ctx, workload); err != nil || status == "" {
-		return false
-	}
-	s.m.actions.WithLabelValues(rec.Target.Kind, outcome).Inc()
-	if status == events.ActionApplied && !rec.Received.IsZero() {
-		s.m.reaction.Observe(time.Since(rec.Received).Seconds())
-	}
-	s.announce(rec, workload, status, detail)
-	return true
-}
-
-// settleCall applies a call's outcome to the book and touches it. status is empty for a call
-// left to retry, failed says the action failed for good; ok is false when the book is gone (not
-// leading) or no longer holds the action.
-func (s *Service) settleCall(workload string, rec Record, callErr error) (status events.ActionStatus, detail string, failed, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.books[workload]
-	if !s.leading || b == nil || b.record(rec.Target.ActionID) == nil {
-		return "", "", false, false
-	}
-	s.truth.applied[rec.Target.Group] = s.reportSeq.Load()
-	s.touch(b)
-	switch {
-	case callErr == nil:
-		s.ended(b, rec.Drain, s.o.Clock.Now())
-		b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return slices.Contains(rec.Drain, r.ID) })
-		b.finish(rec.Target.ActionID)
-		return events.ActionApplied, "", false, true
-	case errors.Is(callErr, actuate.ErrNotFound) || rec.Tries >= maxTries:
-		undo(b, rec)
-		b.finish(rec.Target.ActionID)
-		return events.ActionFailed, callErr.Error(), true, true
-	default:
-		b.record(rec.Target.ActionID).LastError = callErr.Error()
-		s.log.Warn("actuator call failed; will retry", "action", rec.Target.ActionID, "group", rec.Target.Group.String(),
-			"try", rec.Tries, "err", callErr)
-		s.m.actions.WithLabelValues(rec.Target.Kind, "retried").Inc()
-		return "", "", false, true
-	}
-}
-
-// undo reverses what enacting rec did to the book.
-func undo(b *Book, rec Record) {
-	launched := map[string]bool{}
-	for _, r := range rec.Launch {
-		launched[r.ID] = true
-	}
-	b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return launched[r.ID] })
-	for i := range b.Replicas {
-		if slices.Contains(rec.Drain, b.Replicas[i].ID) {
-			b.Replicas[i].State = placement.StateReady
-		}
-	}
-}
-
-// ended records, for the planner's hazard, how long each drained spot replica survived until
-// now: a replica that ends on our terms is evidence the offer held, as a preemption is evidence it
-// did not. s.mu is held.
-func (s *Service) ended(b *Book, drained []string, now time.Time) {
-	for _, r := range b.Replicas {
-		if r.Market != events.Spot || !slices.Contains(drained, r.ID) {
-			continue
-		}
-		ob := placement.Observation{At: now, Kind: placement.ObsEnded, Lived: now.Sub(r.Since)}
-		s.mk.learn(r.Offer, ob)
-		s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
-	}
 }

@@ -126,7 +126,7 @@ func (s *Service) Decide(ctx context.Context, id string, approve bool, who strin
 	}
 	s.mu.Lock()
 	for _, w := range touched {
-		s.dispatch(w)
+		s.exec.dispatch(w)
 	}
 	s.mu.Unlock()
 	s.log.Info("approval decided", "hold", id, "approved", approve, "by", who, "workloads", touched)

@@ -83,7 +83,7 @@ func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Tim
 	s.askWhenSaved(ctx, holds)
 	for w, b := range s.books {
 		if !dirty[w] && runnable(b) {
-			s.dispatch(w)
+			s.exec.dispatch(w)
 		}
 	}
 	s.m.planDur.Observe(time.Since(start).Seconds())

@@ -36,9 +36,9 @@ func (s *Service) touchAll(dirty map[string]bool) {
 		s.touch(b)
 		switch {
 		case hasAnswer(b):
-			s.dispatchFirst(w)
+			s.exec.dispatchFirst(w)
 		case runnable(b):
-			s.dispatch(w)
+			s.exec.dispatch(w)
 		}
 	}
 }

@@ -109,7 +109,8 @@ func (o *Options) defaults() error {
 //     without any lock;
 //   - the books (mu, held only for work in memory), written by flush and the saver outside mu,
 //     one slot per book;
-//   - execution: the workers' queues, one workload at a time each;
+//   - execution: the executor (exec.go), which owns the workers' queues and each call's life
+//     and asks the books (actionBooks) for the actions to run and to record their outcomes;
 //   - planning: planMu lets one full pass run at a time, planning without mu, and guards what
 //     only full passes keep (unplaced).
 type Service struct {
@@ -141,7 +142,7 @@ type Service struct {
 	// inputs are the followed subjects, set by follow before any message is folded.
 	inputs   []*input
 	isLeader atomic.Bool
-	work     *lanes        // the workers running actions, per location; nil when Step runs them
+	exec     *executor     // runs the books' actions: their calls, and the workers per location
 	saveReq  chan struct{} // wakes the saver
 	slots    sync.Map      // key → *sync.Mutex: one write of a book or job's run at a time (write)
 
@@ -206,6 +207,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		renewed: make(chan struct{}, 1), saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(),
 		jobs: jobs{}, jobsSave: make(chan struct{}, 1), runs: jobKV{kv: jkv, report: corrupt.report}, badSpecs: map[string]uint64{}}
 	s.lease.onCorrupt = corrupt.report
+	s.exec = newExecutor(s, o.Actuator, log, s.m, o.Workers)
 	return s, nil
 }
 
@@ -222,7 +224,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	s.startWorkers(ctx, &wg)
+	s.exec.start(ctx, &wg)
 	wg.Go(func() { s.reportLoop(ctx) })
 	wg.Go(func() { s.planLoop(ctx) })
 	wg.Go(func() { s.saveLoop(ctx) })
@@ -363,7 +365,7 @@ func (s *Service) stepUp(ctx context.Context) error {
 	}
 	for w, b := range bs {
 		if len(b.Actions) > 0 {
-			s.dispatch(w)
+			s.exec.dispatch(w)
 		}
 	}
 	signal(s.urgent)

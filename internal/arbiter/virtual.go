@@ -57,7 +57,7 @@ func (s *Service) Step(ctx context.Context) {
 	ws := slices.Clone(s.workloadNames())
 	s.mu.Unlock()
 	for _, w := range ws {
-		for s.step(ctx, w) {
+		for s.exec.step(ctx, w) {
 		}
 	}
 	s.saveAll(ctx) // what the round changed is durable before the next
