@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/backoff"
 )
 
 // maxTries is how often an action is tried before it is given up as failed.
@@ -141,7 +142,7 @@ func (e *executor) work(location string, q *queue) {
 		}
 		for {
 			more, wait := e.stepAt(e.ctx, w, location)
-			if !more || sleep(e.ctx, wait) != nil {
+			if !more || backoff.Sleep(e.ctx, wait) != nil {
 				break
 			}
 		}

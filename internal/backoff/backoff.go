@@ -4,6 +4,7 @@
 package backoff
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -60,4 +61,20 @@ func (p Policy) int64N(n int64) int64 {
 		return p.Rand.Int64N(n)
 	}
 	return rand.Int64N(n)
+}
+
+// Sleep waits d, or until ctx ends, and then returns ctx's error (nil when the wait ran out). A
+// wait of zero or less returns at once.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

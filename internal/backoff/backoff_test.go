@@ -1,6 +1,8 @@
 package backoff
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -122,5 +124,19 @@ func BenchmarkDelay(b *testing.B) {
 	p := Policy{Min: 100 * time.Millisecond, Max: 30 * time.Second}
 	for i := 0; b.Loop(); i++ {
 		_ = p.Delay(i%40 + 1)
+	}
+}
+
+func TestSleepEndsWithItsContext(t *testing.T) {
+	if err := Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Errorf("a wait that ran out: %v, want nil", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("a wait on an ended context: %v, want context.Canceled", err)
+	}
+	if err := Sleep(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("no wait on an ended context: %v, want context.Canceled", err)
 	}
 }

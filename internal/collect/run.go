@@ -35,7 +35,7 @@ func (c *Collector) fetch(ctx context.Context, job Job, at time.Time) (pricing.C
 		}
 		wait := delays.AtLeast(attempt+1, asked)
 		c.log.Info("retrying price fetch", "source", job.Source.Name(), "attempt", attempt+1, "wait", wait, "err", err)
-		if err := sleep(ctx, wait); err != nil {
+		if err := backoff.Sleep(ctx, wait); err != nil {
 			return pricing.Catalog{}, err
 		}
 	}
@@ -75,20 +75,6 @@ func shouldRetry(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded)
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Run runs every job on its schedule until ctx ends: a snapshot run at start, then a run at
 // each scheduled time plus random jitter; a run at or after the next snapshot time publishes
 // every offer again. It returns when every job's loop has stopped.
@@ -124,7 +110,7 @@ func (c *Collector) loop(ctx context.Context, job Job, sched, snap cron.Schedule
 		if job.Jitter > 0 {
 			next = next.Add(rand.N(job.Jitter))
 		}
-		if sleep(ctx, time.Until(next)) != nil {
+		if backoff.Sleep(ctx, time.Until(next)) != nil {
 			return
 		}
 		now := time.Now()

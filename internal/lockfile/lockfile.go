@@ -30,12 +30,14 @@ type HeldError struct {
 	Owner Owner // zero when the owner could not be read
 }
 
-func (e *HeldError) Error() string {
-	who := "another process"
-	if e.Owner.PID != 0 {
-		who = e.Owner.String()
+func (e *HeldError) Error() string { return fmt.Sprintf("%s is held by %s", e.Path, e.Owner.Who()) }
+
+// Who names the owner for an error: the record, or "another process" when it could not be read.
+func (o Owner) Who() string {
+	if o.PID == 0 {
+		return "another process"
 	}
-	return fmt.Sprintf("%s is held by %s", e.Path, who)
+	return o.String()
 }
 
 // Lock is a held lock file.

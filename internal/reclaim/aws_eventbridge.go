@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/redact"
 )
@@ -105,7 +106,7 @@ func (w *EventBridgeWatcher) Run(ctx context.Context) error {
 	h := newHealth(w.d, "aws_eventbridge")
 	for ctx.Err() == nil {
 		if err := w.Poll(ctx); err != nil && ctx.Err() == nil {
-			sleep(ctx, h.failed(err))
+			_ = backoff.Sleep(ctx, h.failed(err))
 		} else if err == nil {
 			h.ok()
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/redact"
 )
@@ -89,7 +90,7 @@ func (w *GCPWatcher) watch(ctx context.Context, item gcpItem) {
 		next, err := w.Observe(ctx, item.path, etag)
 		if err != nil {
 			if ctx.Err() == nil {
-				sleep(ctx, max(w.cfg.RetryDelay, h.failed(err)))
+				_ = backoff.Sleep(ctx, max(w.cfg.RetryDelay, h.failed(err)))
 			}
 			continue
 		}

@@ -183,18 +183,6 @@ func (e *errStatus) Error() string {
 // errNotFound is a 404 from a metadata path, which for IMDS means "nothing pending".
 var errNotFound = errors.New("not found")
 
-// sleep waits for d or until ctx is done; it reports whether the wait finished.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // every calls f now and then every interval until ctx is done; f's errors are logged, never
 // fatal, because a metadata service that hiccups must not stop the watcher.
 // After failures in a row it waits longer than interval, up to 30 s, so a node without the
@@ -208,7 +196,7 @@ func every(ctx context.Context, interval time.Duration, d Deps, what string, f f
 		} else if err == nil {
 			h.ok()
 		}
-		if !sleep(ctx, wait) {
+		if backoff.Sleep(ctx, wait) != nil {
 			return nil
 		}
 	}

@@ -23,12 +23,8 @@ type DataDirHeldError struct {
 }
 
 func (e *DataDirHeldError) Error() string {
-	who := "another process"
-	if h := e.Holder; h.PID != 0 {
-		who = h.String()
-	}
 	return fmt.Sprintf("data dir %s is in use by %s: two arbiters on one data dir would run two NATS servers on one "+
-		"store and lose acknowledged events; stop that one, or give this one its own --data-dir", e.Dir, who)
+		"store and lose acknowledged events; stop that one, or give this one its own --data-dir", e.Dir, e.Holder.Who())
 }
 
 // DataDirLock holds a data dir (lockfile.Lock on its lock file): the kernel drops it when the

@@ -19,12 +19,8 @@ type OwnedError struct {
 }
 
 func (e *OwnedError) Error() string {
-	who := "another process"
-	if e.Owner.PID != 0 {
-		who = e.Owner.String()
-	}
 	return fmt.Sprintf("embedded ClickHouse store %s is owned by %s: stop it, or query it through it "+
-		"(report does this over NATS), or give this process its own --data-dir", e.Dir, who)
+		"(report does this over NATS), or give this process its own --data-dir", e.Dir, e.Owner.Who())
 }
 
 // acquire takes the store's lock file at path for program (lockfile.Acquire), saying which store
