@@ -24,14 +24,13 @@ const (
 // job's instances, which should save its progress before the instance goes. It changes no count.
 const KindCheckpoint = actuate.KindCheckpoint
 
-// planJobs decides, for every active job, where it runs until the next decision, and returns the
-// actions that take it there; s.mu is held. They join the pass's decision, so they go through the
+// planJobs decides, for each of the active jobs act (activeJobs, or some of them), where it runs
+// until the next decision, and returns the actions that take it there; s.mu is held. They join the pass's decision, so they go through the
 // same gate (budgets, approvals) as replicas' and share their capacity. A job with a launch or a
 // stop in flight waits for it to land before it is planned again; a checkpoint, or the retire of
 // an instance already lost (reclaimed, or a launch given up for want of capacity), does not hold
 // it: the job is placed again in the same pass.
-func (s *Service) planJobs(now time.Time) []placement.Action {
-	act := s.activeJobs()
+func (s *Service) planJobs(act []*job, now time.Time) []placement.Action {
 	if len(act) == 0 {
 		return nil
 	}
@@ -43,6 +42,7 @@ func (s *Service) planJobs(now time.Time) []placement.Action {
 		if b != nil && slices.ContainsFunc(b.Actions, moving) {
 			continue
 		}
+		s.m.jobPlans.Inc()
 		out = append(out, s.planJob(j, b, &snap, now)...)
 		s.tell(j, b, now)
 	}

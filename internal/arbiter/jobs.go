@@ -110,6 +110,11 @@ func (s *Service) activeJobs() []*job {
 	return out
 }
 
+// touchedJobs are the active jobs whose books changed (dirty), in activeJobs' order; s.mu is held.
+func (s *Service) touchedJobs(dirty map[string]bool) []*job {
+	return slices.DeleteFunc(s.activeJobs(), func(j *job) bool { return !dirty[j.Spec.Workload.Name] })
+}
+
 // configJobs are the jobs of bursar.yaml, with the time they count as submitted: now, unless the
 // bucket already holds their submission.
 func configJobs(cfg *fleet.Config, now time.Time) []JobSpec {
