@@ -55,6 +55,9 @@ func (s *Service) Books() map[string]*Book {
 // PlansDropped counts the full plans thrown away because the books changed while they were made.
 func (s *Service) PlansDropped() float64 { return testutil.ToFloat64(s.m.dropped) }
 
+// JobPlans counts the jobs put to the deadline planner so far.
+func (s *Service) JobPlans() float64 { return testutil.ToFloat64(s.m.jobPlans) }
+
 // Leads counts the times this arbiter took the lead.
 func (s *Service) Leads() uint64 {
 	s.mu.Lock()

@@ -99,7 +99,7 @@ func (s *Service) install(ctx context.Context, in planInput, pl *placement.Plann
 		return false
 	}
 	s.setPlanner(pl, in.reps, in.snap.Workloads)
-	s.commit(ctx, d, now, map[string]bool{}, trigger, start)
+	s.commit(ctx, d, now, map[string]bool{}, s.activeJobs(), trigger, start)
 	s.unplaced.warn(s.log, d)
 	return true
 }
@@ -151,6 +151,6 @@ func (s *Service) fullLocked(ctx context.Context, trigger string, caps []placeme
 	}
 	s.setPlanner(pl, reps, snap.Workloads)
 	d := pl.Decision()
-	s.commit(ctx, d, now, dirty, trigger, start)
+	s.commit(ctx, d, now, dirty, s.activeJobs(), trigger, start)
 	s.unplaced.warn(s.log, d)
 }

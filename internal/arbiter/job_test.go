@@ -86,14 +86,7 @@ func toldJobState(t *testing.T, js jetstream.JetStream, svc *arbiter.Service, jo
 // the other zone's spot, and it finishes before its deadline, as its last job.state says.
 func TestJobIsPreemptedCheckpointedMovedAndFinishesOnTime(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, jobYAML)
-	aSpot := h.price("us-east-1a", events.Spot, 1.0)
-	h.price("us-east-1b", events.Spot, 1.2)
-	h.price("us-east-1a", events.OnDemand, 3.0)
-	h.price("us-east-1b", events.OnDemand, 3.0)
-	r := h.startJobs()
-	eventually(t, "leading", r.Leading)
-	eventually(t, "the prices are known", func() bool { return r.KnowsPrice(aSpot, 1.0) })
+	h, r, aSpot := startPricedJobs(t, jobYAML)
 	for range 30 {
 		h.step(ctx, r)
 	}
@@ -138,6 +131,21 @@ func TestJobIsPreemptedCheckpointedMovedAndFinishesOnTime(t *testing.T) {
 	if g := runningGroups(h); len(g) != 0 {
 		t.Errorf("a finished job still runs on %v", g)
 	}
+}
+
+// startPricedJobs starts an arbiter on fleetYAML (zones a and b, as jobYAML's), spot cheaper in a
+// (1.0/h, aSpot) than in b (1.2/h) and on-demand at 3.0/h in both, once it leads and knows them.
+func startPricedJobs(t *testing.T, fleetYAML string) (h *harness, r *running, aSpot string) {
+	t.Helper()
+	h = newHarness(t, fleetYAML)
+	aSpot = h.price("us-east-1a", events.Spot, 1.0)
+	h.price("us-east-1b", events.Spot, 1.2)
+	h.price("us-east-1a", events.OnDemand, 3.0)
+	h.price("us-east-1b", events.OnDemand, 3.0)
+	r = h.startJobs()
+	eventually(t, "leading", r.Leading)
+	eventually(t, "the prices are known", func() bool { return r.KnowsPrice(aSpot, 1.0) })
+	return h, r, aSpot
 }
 
 // runningGroups are the job's groups the sim holds instances for.
@@ -326,4 +334,46 @@ func (h *harness) steppedJob(ctx context.Context, t *testing.T) *arbiter.Service
 		t.Fatal(err)
 	}
 	return svc
+}
+
+// threeJobsYAML is three jobs of jobYAML's kind.
+const threeJobsYAML = `locations:
+  - {name: a, provider: aws, region: us-east-1, zones: [us-east-1a], actuator: {kind: sim, launch_delay: 30s}}
+  - {name: b, provider: aws, region: us-east-1, zones: [us-east-1b], actuator: {kind: sim, launch_delay: 30s}}
+workloads:
+  - {name: tune1, kind: job, gpu: {models: [H100-80GB], count: 1}, markets: [spot, on_demand], cold_start: 30s, job: {work: 1h, deadline_in: 3h, overhead: 3m}}
+  - {name: tune2, kind: job, gpu: {models: [H100-80GB], count: 1}, markets: [spot, on_demand], cold_start: 30s, job: {work: 1h, deadline_in: 3h, overhead: 3m}}
+  - {name: tune3, kind: job, gpu: {models: [H100-80GB], count: 1}, markets: [spot, on_demand], cold_start: 30s, job: {work: 1h, deadline_in: 3h, overhead: 3m}}
+`
+
+// TestReclaimReplansOnlyTheJobItHits: a reclaim's quick answer plans again the job whose instance
+// the notice took, not the other jobs (every reclaim answer planned every active job; the next
+// full pass plans them all).
+func TestReclaimReplansOnlyTheJobItHits(t *testing.T) {
+	ctx := context.Background()
+	h, r, _ := startPricedJobs(t, threeJobsYAML)
+	for range 5 {
+		h.step(ctx, r)
+	}
+	ready := map[actuate.Group]bool{}
+	for _, l := range h.sim.Lives() {
+		if !l.Ready.IsZero() && l.Gone.IsZero() && l.Group.Location == "a" && l.Group.Market == events.Spot {
+			ready[l.Group] = true
+		}
+	}
+	if len(ready) != 3 {
+		t.Fatalf("jobs ready on spot in a: %v, want all three", ready)
+	}
+	before := r.JobPlans()
+	notice, ok := h.sim.Reclaim("a", 2*time.Minute)
+	if !ok {
+		t.Fatal("no spot instance to reclaim in a")
+	}
+	if err := h.pub.Publish(ctx, notice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the sim is asked to checkpoint the job hit", func() bool { return len(h.sim.Checkpoints()) == 1 })
+	if got := r.JobPlans() - before; got != 1 {
+		t.Errorf("the reclaim's answer planned %v jobs, want 1 (the job it hit, %s)", got, h.sim.Checkpoints()[0].Target.Group.Workload)
+	}
 }

@@ -24,14 +24,13 @@ const (
 // job's instances, which should save its progress before the instance goes. It changes no count.
 const KindCheckpoint = actuate.KindCheckpoint
 
-// planJobs decides, for every active job, where it runs until the next decision, and returns the
-// actions that take it there; s.mu is held. They join the pass's decision, so they go through the
+// planJobs decides, for each of the active jobs act (activeJobs, or some of them), where it runs
+// until the next decision, and returns the actions that take it there; s.mu is held. They join the pass's decision, so they go through the
 // same gate (budgets, approvals) as replicas' and share their capacity. A job with a launch or a
 // stop in flight waits for it to land before it is planned again; a checkpoint, or the retire of
 // an instance already lost (reclaimed, or a launch given up for want of capacity), does not hold
 // it: the job is placed again in the same pass.
-func (s *Service) planJobs(now time.Time) []placement.Action {
-	act := s.activeJobs()
+func (s *Service) planJobs(act []*job, now time.Time) []placement.Action {
 	if len(act) == 0 {
 		return nil
 	}
@@ -43,6 +42,7 @@ func (s *Service) planJobs(now time.Time) []placement.Action {
 		if b != nil && slices.ContainsFunc(b.Actions, moving) {
 			continue
 		}
+		s.m.jobPlans.Inc()
 		out = append(out, s.planJob(j, b, &snap, now)...)
 		s.tell(j, b, now)
 	}
@@ -167,13 +167,14 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 			uptime = e.LaunchChance
 		}
 		offers[i] = placement.JobOffer{Location: e.Offer.Location, Market: m, PricePerHour: e.Offer.PricePerHour,
-			Available: s.mayTry(e, live != nil, now), Hazard: e.Hazard, Uptime: uptime}
+			Available: placement.MayTry(e, live != nil, now, s.o.Interval), Hazard: e.Hazard, Uptime: uptime}
 		if live != nil && e.Offer.ID == live.Offer {
 			v.Running = i
 		}
 	}
-	j.spells.see(s.sightOf(live, est, now), now)
-	v.Outage, v.Outages, v.SpotFor, v.SpotRuns, v.History = j.spells.view(now)
+	spotRuns := live != nil && live.Market == events.Spot && live.State == placement.StateReady
+	j.spells.See(placement.Sight(spotRuns, est, now, s.o.Interval), now)
+	j.spells.Fill(&v, now)
 	if live != nil {
 		v.Pending = pending(live, j, overhead, now)
 		return v, offers
@@ -193,64 +194,13 @@ func (s *Service) tryWhileWaiting(view placement.JobView, offers []placement.Job
 	free := slices.Clone(offers)
 	for i := range free {
 		if free[i].Market == placement.MarketSpot {
-			free[i].Available = s.mayTry(est[i], true, now)
+			free[i].Available = placement.MayTry(est[i], true, now, s.o.Interval)
 		}
 	}
 	if c := placement.PlanJob(view, free); c >= 0 && free[c].Market == placement.MarketSpot {
 		return c
 	}
 	return -1
-}
-
-// mayTry says whether the job may launch on the offer now. A launch that finds no capacity is
-// given up at the next report (which wakes a pass at once) and the job placed again, so a try
-// costs one report, not an interval, whether an instance runs meanwhile (the move is
-// make-before-break) or not; and trying is how the job learns that spot is back. So it asks
-// again as soon as a whole interval has passed since the last loss there, as every decision
-// comes back to it. A job with an instance running does so whatever the launch chance; an idle
-// one only on offers the planner finds likely enough (Usable), since the planner takes an offer
-// it is told is there for what it costs and its launch chance.
-func (s *Service) mayTry(e placement.Estimate, running bool, now time.Time) bool {
-	if lostWithin(e.Offer.History, now, s.o.Interval, false) {
-		return false
-	}
-	return running || e.Usable
-}
-
-// sightOf is what this decision learns of the job's spot offers: spot is there while the job's
-// spot instance runs, and gone when every spot offer lost capacity at the last decision or since
-// (a launch found none, an instance was reclaimed); otherwise nothing is known of it (an offer not
-// tried says nothing), and the spell seen last goes on.
-func (s *Service) sightOf(live *Rep, est []placement.Estimate, now time.Time) sighting {
-	if live != nil && live.Market == events.Spot && live.State == placement.StateReady {
-		return spotThere
-	}
-	lost := 0
-	for _, e := range est {
-		if e.Offer.Market != placement.MarketSpot {
-			continue
-		}
-		if !lostWithin(e.Offer.History, now, s.o.Interval, true) {
-			return spotUnknown
-		}
-		lost++
-	}
-	if lost == 0 {
-		return spotUnknown
-	}
-	return spotGone
-}
-
-// lostWithin says whether the offer lost capacity less than within ago (or exactly within ago,
-// when inclusive): a launch there found none (given up when the next report says so, dated at
-// the launch) or an instance there was reclaimed. The planner's launch chance forgets such a
-// loss only over its half-life.
-func lostWithin(h []placement.Observation, now time.Time, within time.Duration, inclusive bool) bool {
-	return slices.ContainsFunc(h, func(o placement.Observation) bool {
-		age := now.Sub(o.At)
-		lost := o.Kind == placement.ObsLaunchFailed || o.Kind == placement.ObsPreempted
-		return lost && age >= 0 && (age < within || inclusive && age == within)
-	})
 }
 
 // pending is the overhead the running instance has still to burn: the rest of its launch and

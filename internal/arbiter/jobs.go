@@ -16,6 +16,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/placement"
 )
 
 // JobSpec is a job's submission as the jobs bucket holds it (key job.<name>): what to run, who
@@ -80,74 +81,8 @@ type job struct {
 	applied  time.Time // the time of the last report taken as the work done
 	saved    JobRun
 	rev      uint64
-	told     events.JobState // the last job.state published
-	spells   spells          // spot as this arbiter saw it at the job's decisions
-}
-
-// spells is what the deadline planner learns of the past: the spells with no spot offer of the
-// job and the runs with one, as the job's decisions saw them (see sightOf). Spot is seen only
-// where the job tries it, so a decision that learns nothing leaves the current spell going; a
-// spell without spot ends at the decision that finds spot running, a run at the one that finds
-// every spot offer lost. A new leader starts them afresh.
-type spells struct {
-	since, began, gone time.Time // the current spell's start; the first decision; spot last seen gone
-	spot, seen         bool      // whether spot is there in the current spell; any decision yet
-	assumed            bool      // the current spell is the first, taken as spot before any sighting
-	outages, stints    []time.Duration
-}
-
-// sighting is what one decision learns of spot.
-type sighting int8
-
-const (
-	spotUnknown sighting = iota // nothing new: no spot tried, or no answer yet
-	spotThere                   // the job's spot instance runs
-	spotGone                    // every spot offer lost capacity lately
-)
-
-// maxSpells bounds the spells kept of each kind.
-const maxSpells = 256
-
-// see records what the decision at now learned of spot. Before anything is seen, spot counts as
-// there, as the planner takes an offer never tried; that assumed spell is no run seen, and is
-// not kept when a sighting ends it.
-func (s *spells) see(sight sighting, now time.Time) {
-	if sight == spotGone {
-		s.gone = now
-	}
-	spot := sight == spotThere || sight == spotUnknown && (s.spot || !s.seen)
-	switch {
-	case !s.seen:
-		s.since, s.began, s.spot, s.seen, s.assumed = now, now, spot, true, sight == spotUnknown
-	case sight != spotUnknown && s.assumed:
-		s.assumed = false
-		if spot != s.spot {
-			s.since, s.spot = now, spot
-		}
-	case spot != s.spot:
-		d := now.Sub(s.since)
-		if s.spot {
-			s.stints = append(s.stints, d)[max(0, len(s.stints)+1-maxSpells):]
-		} else {
-			s.outages = append(s.outages, d)[max(0, len(s.outages)+1-maxSpells):]
-		}
-		s.since, s.spot = now, spot
-	}
-}
-
-// view is the planner's Outage, Outages, SpotFor, SpotRuns and History at now. In a spell
-// without spot, SpotFor is the time since spot was last seen gone: the age a run that began since
-// would have at most, which is all the job can know of one before it tries (a job on on-demand
-// moves only onto runs old enough, and trying is moving).
-func (s *spells) view(now time.Time) (outage time.Duration, outages []time.Duration, spotFor time.Duration,
-	runs []time.Duration, history time.Duration) {
-	cur := now.Sub(s.since)
-	if s.spot {
-		spotFor = cur
-	} else {
-		outage, spotFor = cur, now.Sub(later(s.gone, s.since))
-	}
-	return outage, slices.Clone(s.outages), spotFor, slices.Clone(s.stints), now.Sub(s.began)
+	told     events.JobState  // the last job.state published
+	spells   placement.Spells // spot as this arbiter saw it at the job's decisions; a new leader starts afresh
 }
 
 // jobs is the arbiter's table of jobs, by name; s.mu guards it.
@@ -173,6 +108,11 @@ func (s *Service) activeJobs() []*job {
 			cmp.Compare(a.Spec.Workload.Name, b.Spec.Workload.Name))
 	})
 	return out
+}
+
+// touchedJobs are the active jobs whose books changed (dirty), in activeJobs' order; s.mu is held.
+func (s *Service) touchedJobs(dirty map[string]bool) []*job {
+	return slices.DeleteFunc(s.activeJobs(), func(j *job) bool { return !dirty[j.Spec.Workload.Name] })
 }
 
 // configJobs are the jobs of bursar.yaml, with the time they count as submitted: now, unless the

@@ -9,6 +9,7 @@ type metrics struct {
 	reaction  prometheus.Histogram   // reclaim notice received → replacement at the actuator
 	planDur   prometheus.Histogram   // one planning pass
 	dropped   prometheus.Counter     // full plans dropped because the books changed while planning
+	jobPlans  prometheus.Counter     // jobs put to the deadline planner
 	leader    prometheus.Gauge       // 1 while leading
 	events    *prometheus.CounterVec // folded events by type
 	refused   *prometheus.CounterVec // events not acted on, by type and why
@@ -28,6 +29,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Duration of one planning pass (snapshot, plan, record).", Buckets: prometheus.ExponentialBuckets(.0005, 2, 14)}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "bursar_arbiter_plans_dropped_total",
 			Help: "Full plans thrown away and made again because the books changed while they were computed."}),
+		jobPlans: prometheus.NewCounter(prometheus.CounterOpts{Name: "bursar_arbiter_job_plans_total",
+			Help: "Jobs planned: every active job at a full pass, those whose books it changed at a reclaim's quick answer."}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "bursar_arbiter_leader",
 			Help: "1 while this arbiter holds the leader lease, else 0."}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_arbiter_events_total",
@@ -37,7 +40,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 				"of another type; implausible: a job.progress beyond the job's run time)."}, []string{"type", "why"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.dropped, m.leader, m.events, m.refused)
+		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.dropped, m.jobPlans, m.leader, m.events, m.refused)
 	}
 	return m
 }

@@ -53,7 +53,9 @@ func (s *Service) mayPlan() bool {
 }
 
 // quick answers a reclaim from the planner of the last full pass, brought up to date with what
-// changed in the books since (Planner.Apply re-plans only the workloads that touches); its prices
+// changed in the books since (Planner.Apply re-plans only the workloads that touches, and only the
+// jobs whose books settling changed are planned again: a reclaim re-plans the jobs it hit, not
+// every job; the next full pass plans them all); its prices
 // are at most one debounce old, and the debounced full pass that follows any price change catches
 // up. It holds the books only briefly, and never waits for a full plan being computed. It reports
 // false, having done nothing, when there is no planner yet.
@@ -70,14 +72,15 @@ func (s *Service) quick(ctx context.Context, trigger string, start time.Time) bo
 	dirty := s.settle(now)
 	d := s.planner.Apply(s.update(), now)
 	s.newObs = s.newObs[:0]
-	s.commit(ctx, d, now, dirty, trigger, start)
+	s.commit(ctx, d, now, dirty, s.touchedJobs(dirty), trigger, start)
 	return true
 }
 
-// commit records a decision's actions, touches the changed books and hands them to the workers;
-// s.mu is held.
-func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, trigger string, start time.Time) {
-	d.Actions = append(d.Actions, s.planJobs(now)...)
+// commit records a decision's actions, with those of the jobs planned now (jobs), touches the
+// changed books and hands them to the workers; s.mu is held.
+func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, jobs []*job,
+	trigger string, start time.Time) {
+	d.Actions = append(d.Actions, s.planJobs(jobs, now)...)
 	n, holds := s.record(ctx, d, now, dirty)
 	s.touchAll(dirty)
 	s.askWhenSaved(ctx, holds)
