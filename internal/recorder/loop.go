@@ -163,17 +163,42 @@ func (l *loop) renumbered(ctx context.Context, md *jetstream.MsgMetadata) bool {
 	if l.restart == nil || l.batched.seq == 0 || md.Timestamp.Sub(l.batched.at) < l.r.cfg.MaxDelay {
 		return false
 	}
-	st, err := l.r.js.Stream(ctx, l.stream)
+	now, err := l.storedAtCursor(ctx)
 	if err != nil {
-		return false // the next look tries again
+		// No later look comes (the next message is batched at once): the next run reads the
+		// position when it starts, and resumes as it shows.
+		l.log.Warn("could not read the stream after a pause to see whether it renumbered; reading again from the last ack",
+			"stream", l.stream, "err", err)
+		l.restart(causeStalled)
+		return true
 	}
-	now := storedAt(ctx, st, l.batched.seq)
 	if !(position{atCursor: now}).renumbered(l.batched) {
 		return false
 	}
 	sayRenumbered(l.log, l.stream, l.batched, now)
 	l.restart(causeRenumbered)
 	return true
+}
+
+// storedAtCursor reads when the stream stored the message at the last sequence batched, trying a
+// few times over about ten seconds: right after a replica restarts the stream may not answer yet.
+func (l *loop) storedAtCursor(ctx context.Context) (time.Time, error) {
+	var err error
+	for try := range 6 {
+		if try > 0 && backoff.Sleep(ctx, time.Duration(try)*700*time.Millisecond) != nil {
+			return time.Time{}, ctx.Err()
+		}
+		var st jetstream.Stream
+		if st, err = l.r.js.Stream(ctx, l.stream); err != nil {
+			err = fmt.Errorf("reading stream %s: %w", l.stream, err)
+			continue
+		}
+		var at time.Time
+		if at, err = storedAt(ctx, st, l.batched.seq); err == nil {
+			return at, nil
+		}
+	}
+	return time.Time{}, err
 }
 
 // next waits for the next message: as long as it takes when the stream holds more, and at the

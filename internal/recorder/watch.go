@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -76,15 +77,18 @@ func (r *Recorder) lastSeq(ctx context.Context, stream string) (uint64, error) {
 
 // storedAt is when the message the stream holds at seq was stored; zero when it holds none there,
 // or seq is zero. A failure to look is taken for none: the next look tries again.
-func storedAt(ctx context.Context, st jetstream.Stream, seq uint64) time.Time {
+func storedAt(ctx context.Context, st jetstream.Stream, seq uint64) (time.Time, error) {
 	if seq == 0 {
-		return time.Time{}
+		return time.Time{}, nil
 	}
 	msg, err := st.GetMsg(ctx, seq)
-	if err != nil {
-		return time.Time{}
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return time.Time{}, nil
 	}
-	return msg.Time
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading message %d of stream %s: %w", seq, st.CachedInfo().Config.Name, err)
+	}
+	return msg.Time, nil
 }
 
 // position reads what the server says of stream and its consumer (info), and of the message at
@@ -94,8 +98,12 @@ func (r *Recorder) position(ctx context.Context, stream string, info *jetstream.
 	if err != nil {
 		return position{}, fmt.Errorf("reading stream %s: %w", stream, err)
 	}
+	at, err := storedAt(ctx, st, cursor.seq)
+	if err != nil {
+		return position{}, err
+	}
 	p := position{last: st.CachedInfo().State.LastSeq, delivered: info.Delivered.Stream,
-		ackFloor: info.AckFloor.Stream, unacked: info.NumAckPending, atCursor: storedAt(ctx, st, cursor.seq)}
+		ackFloor: info.AckFloor.Stream, unacked: info.NumAckPending, atCursor: at}
 	if t := info.AckFloor.Last; t != nil {
 		p.ackedAt = *t
 	}
