@@ -36,29 +36,7 @@ func (br *budgetRig) serving(t *testing.T) *running {
 		return r.KnowsPrice(ids[0], 1.0) && r.KnowsPrice(ids[1], 1.1) && r.KnowsPrice(ids[2], 3.0) && r.Demand("svc") == 2
 	})
 	r.Pass(ctx)
-	held := br.asked(t, 1)[0]
-	approved := 0
-	for _, h := range r.Books()["svc"].Holds {
-		for _, a := range h.Plan.Actions {
-			if h.ID == held && a.Kind == "launch" {
-				approved++
-			}
-		}
-	}
-	if code := br.click(t, approver, slack.ActionApprove, held); code != http.StatusOK {
-		t.Fatalf("approver's click: HTTP %d", code)
-	}
-	// Every approved launch reached the actuator: the locations run theirs side by side, so one
-	// may be applied while the other is not yet under way.
-	eventually(t, "the approved launches are applied", func() bool {
-		launches := 0
-		for _, c := range br.sim.Calls() {
-			if c.Kind == "launch" {
-				launches++
-			}
-		}
-		return approved > 0 && launches >= approved && r.InFlight() == 0
-	})
+	br.approveLaunches(t)
 	for range 2 {
 		br.clock.Advance(31 * time.Second)
 		br.settle(ctx, r)
@@ -86,6 +64,38 @@ func (h *harness) tokens(t *testing.T, tps int64) {
 // restored waits, after a loss, until a launch the approvers were not asked about reaches the
 // actuator and they are asked after it: one question pending, Keep and Go back, asking about
 // go-backs waiting in the books. It returns the question's hold and the launches made since
+// approveLaunches has the approver approve svc's one question and waits until every launch it
+// held reached the actuator and nothing is in flight: the locations run theirs side by side, so
+// one may be applied while another is not yet under way.
+func (br *budgetRig) approveLaunches(t *testing.T) {
+	t.Helper()
+	r := br.proc.r
+	held := br.asked(t, 1)[0]
+	approved := 0
+	for _, h := range r.Books()["svc"].Holds {
+		if h.ID != held {
+			continue
+		}
+		for _, a := range h.Plan.Actions {
+			if a.Kind == "launch" {
+				approved++
+			}
+		}
+	}
+	if code := br.click(t, approver, slack.ActionApprove, held); code != http.StatusOK {
+		t.Fatalf("approver's click: HTTP %d", code)
+	}
+	eventually(t, "the approved launches are applied", func() bool {
+		launches := 0
+		for _, c := range br.sim.Calls() {
+			if c.Kind == "launch" {
+				launches++
+			}
+		}
+		return approved > 0 && launches >= approved && r.InFlight() == 0
+	})
+}
+
 // callsBefore.
 func (br *budgetRig) restored(t *testing.T, callsBefore int) (arbiter.Hold, []actuate.Target) {
 	t.Helper()
@@ -309,29 +319,7 @@ func TestAFailedLaunchIsRetriedAtOnce(t *testing.T) {
 		return r.KnowsPrice(ids[0], 1.0) && r.KnowsPrice(ids[1], 1.1) && r.Demand("svc") == 2
 	})
 	r.Pass(ctx)
-	held := br.asked(t, 1)[0]
-	approved := 0
-	for _, h := range r.Books()["svc"].Holds {
-		for _, a := range h.Plan.Actions {
-			if h.ID == held && a.Kind == "launch" {
-				approved++
-			}
-		}
-	}
-	if code := br.click(t, approver, slack.ActionApprove, held); code != http.StatusOK {
-		t.Fatalf("approver's click: HTTP %d", code)
-	}
-	// Every approved launch reached the actuator: the locations run theirs side by side, so one
-	// may be applied while the other is not yet under way.
-	eventually(t, "the approved launches are applied", func() bool {
-		launches := 0
-		for _, c := range br.sim.Calls() {
-			if c.Kind == "launch" {
-				launches++
-			}
-		}
-		return approved > 0 && launches >= approved && r.InFlight() == 0
-	})
+	br.approveLaunches(t)
 	if !slices.ContainsFunc(br.sim.Calls(), func(c actuate.Target) bool { return c.Location == "a" && c.Kind == "launch" }) {
 		t.Fatal("nothing was launched into zone a, which has no capacity: the test shows nothing")
 	}
