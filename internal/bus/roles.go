@@ -59,13 +59,16 @@ func imports(role string) []string {
 	case RoleCollector:
 		return append(slices.Clone(eventSubjects), jsAPI+"INFO", streamInfo(Market), streamInfo(Telemetry))
 	case RoleReport:
-		return append([]string{"bursar.query.>", jsAPI + "INFO"}, reportReads()...)
+		return append([]string{queryRequests, jsAPI + "INFO"}, reportReads()...)
 	case RoleBudget:
 		pub := []string{BudgetAdminSubject("*", ">"), JobAdminSubject("*", ">"), jsAPI + "INFO"}
 		return append(pub, append(readBucket(BucketBudgets), readBucket(BucketJobs)...)...)
 	}
 	return nil
 }
+
+// queryRequests are the subjects the report role asks the arbiter's report service on.
+const queryRequests = "bursar.query.>"
 
 // QueryAnswerTime is the longest a report query may take to answer: the report service serves
 // and asks with it, and the report role's import keeps the way back open that long.
@@ -77,9 +80,9 @@ const QueryAnswerTime = 5 * time.Minute
 // answer is a stream (the rest were lost: a long report never came back to the report role).
 func exportResponse(subject string) string {
 	switch {
-	case subject == "bursar.query.>":
+	case subject == queryRequests:
 		return fmt.Sprintf(", response_type: stream, response_threshold: %q", QueryAnswerTime)
-	case strings.HasPrefix(subject, "bursar.admin."):
+	case strings.HasPrefix(subject, adminPrefix):
 		return ", response_type: stream"
 	}
 	return ""

@@ -31,8 +31,11 @@ type AdminSubjects struct {
 // Subject is where user asks for op.
 func (a AdminSubjects) Subject(user, op string) string { return adminSubject(a.Service, user, op) }
 
+// adminPrefix begins every admin service's subjects: bursar.admin.SERVICE.USER.OP.
+const adminPrefix = "bursar.admin."
+
 func adminSubject(service, user, op string) string {
-	return "bursar.admin." + service + "." + user + "." + op
+	return adminPrefix + service + "." + user + "." + op
 }
 
 // Parse reads the user and the operation of a request on subject, or says which subject was
