@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,30 +15,12 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/report"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
-
-// sharedHistory is the one embedded ClickHouse directory of this test process (chDB keeps its first
-// data path); each run writes to a database of its own.
-var sharedHistory struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-func historyDir(t *testing.T) string {
-	t.Helper()
-	sharedHistory.once.Do(func() { sharedHistory.dir, sharedHistory.err = os.MkdirTemp("", "bursar-demo-history-") })
-	if sharedHistory.err != nil {
-		t.Fatal(sharedHistory.err)
-	}
-	return sharedHistory.dir
-}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if sharedHistory.dir != "" {
-		os.RemoveAll(sharedHistory.dir)
-	}
+	storetest.RemoveEmbeddedDir()
 	os.Exit(code)
 }
 
@@ -53,7 +34,7 @@ func TestRunShortTrace(t *testing.T) {
 	dir := filepath.Join("..", "..", "examples", "demo")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, Options{Dir: dir, DataDir: t.TempDir(), HistoryDir: historyDir(t), Length: 3 * time.Hour, Database: "demo_short"})
+	res, err := Run(ctx, Options{Dir: dir, DataDir: t.TempDir(), HistoryDir: storetest.EmbeddedDir(t), Length: 3 * time.Hour, Database: "demo_short"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +73,7 @@ func TestRunIsDeterministic(t *testing.T) {
 	end := time.Date(2026, 3, 2, 18, 0, 0, 0, time.UTC)
 	var got [2]*Result
 	for i := range got {
-		res, err := Run(ctx, Options{Dir: dir, DataDir: t.TempDir(), HistoryDir: historyDir(t), Length: 3 * time.Hour, End: end,
+		res, err := Run(ctx, Options{Dir: dir, DataDir: t.TempDir(), HistoryDir: storetest.EmbeddedDir(t), Length: 3 * time.Hour, End: end,
 			Database: "demo_same_" + string(rune('a'+i))})
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,36 +18,18 @@ import (
 	"github.com/bursar-dev/bursar/internal/placement"
 	"github.com/bursar-dev/bursar/internal/recorder"
 	"github.com/bursar-dev/bursar/internal/store"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
 	"github.com/bursar-dev/bursar/internal/system"
 )
 
-// history is the embedded store's directory of this test process: libchdb keeps the first data
-// path it opens for the life of the process, so every run (go test -count) shares it, each in a
-// database of its own.
-var (
-	history struct {
-		once sync.Once
-		dir  string
-		err  error
-	}
-	builds atomic.Int64
-)
+// builds numbers the runs of TestOpenInfraBuildsTheWholeSystem, each in a database of its own in
+// the process's one embedded store directory (storetest.EmbeddedDir).
+var builds atomic.Int64
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if history.dir != "" {
-		os.RemoveAll(history.dir)
-	}
+	storetest.RemoveEmbeddedDir()
 	os.Exit(code)
-}
-
-func historyDir(t *testing.T) string {
-	t.Helper()
-	history.once.Do(func() { history.dir, history.err = os.MkdirTemp("", "bursar-system-history-") })
-	if history.err != nil {
-		t.Fatal(history.err)
-	}
-	return history.dir
 }
 
 // TestOpenInfraBuildsTheWholeSystem builds what arbiter run builds on its data dir: embedded NATS
@@ -64,7 +45,7 @@ func TestOpenInfraBuildsTheWholeSystem(t *testing.T) {
 	o := system.InfraOptions{Name: "system-test", LockDir: dir, Program: "system test",
 		Embedded: bus.EmbeddedOptions{Port: -1, StoreDir: filepath.Join(dir, "nats")},
 		Streams:  bus.Options{LeaseTTL: time.Second},
-		History: &system.HistoryOptions{Store: store.Config{DataDir: historyDir(t), Owner: "system test",
+		History: &system.HistoryOptions{Store: store.Config{DataDir: storetest.EmbeddedDir(t), Owner: "system test",
 			Database: fmt.Sprintf("infra_test_%d", runs)},
 			Recorder: recorder.Config{MaxDelay: 50 * time.Millisecond}}}
 	in, err := system.OpenInfra(ctx, o)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,4 +109,31 @@ func Unmigrated(tb testing.TB) *store.Store {
 		_ = eng.Exec(ctx, "DROP DATABASE IF EXISTS `"+db+"`"+on, nil) // not SYNC: it never returns on libchdb
 	})
 	return store.New(eng, db, store.Config{Cluster: cluster})
+}
+
+// embeddedDir is the one directory of a test process whose code under test opens the embedded
+// engine itself (the demo, the system builder): libchdb keeps the first data path it opens for
+// the life of the process, so every run (go test -count) must give the same.
+var embeddedDir struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// EmbeddedDir returns that directory, made on first use; give each run a database of its own.
+// Call RemoveEmbeddedDir from TestMain after the tests.
+func EmbeddedDir(tb testing.TB) string {
+	tb.Helper()
+	embeddedDir.once.Do(func() { embeddedDir.dir, embeddedDir.err = os.MkdirTemp("", "bursar-embedded-") })
+	if embeddedDir.err != nil {
+		tb.Fatal(embeddedDir.err)
+	}
+	return embeddedDir.dir
+}
+
+// RemoveEmbeddedDir removes the directory EmbeddedDir made, if it made one.
+func RemoveEmbeddedDir() {
+	if embeddedDir.dir != "" {
+		os.RemoveAll(embeddedDir.dir)
+	}
 }
