@@ -55,8 +55,8 @@ func TestASampleDatedAheadIsNotCurrentDemand(t *testing.T) {
 // every real sample after it would be taken for an older one.
 func TestAnEventDatedAheadIsNotFolded(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
-	s := &Service{o: Options{Clock: standing(now)}, log: slog.New(slog.DiscardHandler), m: newMetrics(nil),
-		mk: newMarket(&fleet.Config{})}
+	s := &inputs{clock: standing(now), log: slog.New(slog.DiscardHandler), m: newMetrics(nil),
+		mk: newMarket(&fleet.Config{}), urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
 	take(t, s, gpuAt(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), "ahead", 100))
 	take(t, s, tokensAt(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), "r1", 1e6, 10))
 	take(t, s, gpuAt(now.Add(events.MaxSkew), "within", 50))
@@ -72,9 +72,9 @@ func TestAnEventDatedAheadIsNotFolded(t *testing.T) {
 }
 
 // take hands e to the service as a message on its own subject would.
-func take(t *testing.T, s *Service, e events.Event) {
+func take(t *testing.T, in *inputs, e events.Event) {
 	t.Helper()
-	if err := s.take(e, e.Subject()); err != nil {
+	if err := in.take(e, e.Subject()); err != nil {
 		t.Fatalf("take %s: %v", e.EventType(), err)
 	}
 }

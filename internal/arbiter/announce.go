@@ -1,30 +1,48 @@
 package arbiter
 
 import (
+	"log/slog"
+
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
-// announce publishes an action's step as action.updated. Publishing is asynchronous: the book in
-// the placement bucket is the record the arbiter resumes from, and the event, whose id is derived
-// from the action and the step, is the audit trail (a re-sent step is dropped as a duplicate).
-func (s *Service) announce(rec Record, workload string, st events.ActionStatus, detail string) {
-	s.announceBy(rec, workload, st, "arbiter/"+s.o.Identity, detail)
+// announcer publishes what the arbiter did: action.updated for each step of an action,
+// plan.decided, job.state and job.progress, replica.state. Publishing is asynchronous and never
+// waits: the book in the placement bucket is the record the arbiter resumes from, and the events
+// are the audit trail.
+type announcer struct {
+	pub   *bus.Publisher
+	log   *slog.Logger
+	clock Clock
+	actor string // "arbiter/<identity>": who took the steps the arbiter took itself
+}
+
+// publish publishes e, logging (not returning) a failure to hand it to the bus; about names what
+// e is about in that log line.
+func (a *announcer) publish(e events.Event, about ...any) {
+	if _, err := a.pub.PublishAsync(e); err != nil {
+		a.log.Warn("could not publish "+string(e.EventType()), append(about, "err", err)...)
+	}
+}
+
+// announce publishes an action's step as action.updated, taken by this arbiter.
+func (a *announcer) announce(rec Record, workload string, st events.ActionStatus, detail string) {
+	a.announceBy(rec, workload, st, a.actor, detail)
 }
 
 // announceBy announces a step someone else took: an approval's decision, by the Slack user who
 // decided or "timeout", as the approvals announce the same step.
-func (s *Service) announceBy(rec Record, workload string, st events.ActionStatus, actor, detail string) {
-	e := &events.ActionUpdated{Meta: events.Meta{At: s.o.Clock.Now()}, Workload: workload, ActionID: rec.Target.ActionID,
+func (a *announcer) announceBy(rec Record, workload string, st events.ActionStatus, actor, detail string) {
+	e := &events.ActionUpdated{Meta: events.Meta{At: a.clock.Now()}, Workload: workload, ActionID: rec.Target.ActionID,
 		PlanID: rec.PlanID, Status: st, Kind: rec.Target.Kind, Location: rec.Target.Location, Offer: rec.Target.Offer,
 		Market: marketOr(rec.Target.Market), Replicas: rec.Target.Replicas, Reason: rec.Target.Reason,
 		Actor: actor, Detail: detail}
 	// The id names the action and the step, not the time: a step re-announced after a restart is
 	// the same fact.
 	e.ID = events.ID(&events.ActionUpdated{Workload: workload, ActionID: rec.Target.ActionID, Status: st})
-	if _, err := s.pub.PublishAsync(e); err != nil {
-		s.log.Warn("could not publish action.updated", "action", rec.Target.ActionID, "err", err)
-	}
+	a.publish(e, "action", rec.Target.ActionID)
 }
 
 func marketOr(m events.Market) events.Market {
@@ -34,12 +52,13 @@ func marketOr(m events.Market) events.Market {
 	return m
 }
 
-// decided publishes one plan.decided per workload the decision acts on.
-func (s *Service) decided(d placement.Decision) {
+// decided publishes one plan.decided per workload the decision acts on, with each action as the
+// books recorded it.
+func (l *ledger) decided(d placement.Decision) {
 	by := map[string][]events.PlanAction{}
 	needs := map[string]bool{}
 	for _, a := range d.Actions {
-		b := s.books[a.Workload]
+		b := l.books[a.Workload]
 		var rec *Record
 		if b != nil {
 			rec = b.record(a.ID)
@@ -53,11 +72,8 @@ func (s *Service) decided(d placement.Decision) {
 		needs[a.Workload] = needs[a.Workload] || rec.Stage == StageAwaiting
 	}
 	for _, w := range sortedKeys(by) {
-		e := &events.PlanDecided{Meta: events.Meta{At: d.At}, Workload: w, PlanID: planID(d.At, w), Actions: by[w],
-			USDPerHourWas: d.CostPerHourBefore, USDPerHourNow: d.CostPerHourAfter, NeedsApproval: needs[w]}
-		if _, err := s.pub.PublishAsync(e); err != nil {
-			s.log.Warn("could not publish plan.decided", "workload", w, "err", err)
-		}
+		l.ann.publish(&events.PlanDecided{Meta: events.Meta{At: d.At}, Workload: w, PlanID: planID(d.At, w), Actions: by[w],
+			USDPerHourWas: d.CostPerHourBefore, USDPerHourNow: d.CostPerHourAfter, NeedsApproval: needs[w]}, "workload", w)
 	}
 }
 

@@ -30,7 +30,7 @@ type actionBooks interface {
 	end(ctx context.Context, workload string, rec Record, out callOutcome, callErr error, label string) (held, more bool)
 }
 
-var _ actionBooks = (*Service)(nil)
+var _ actionBooks = (*books)(nil)
 
 // locationToRun is a location where a workload has an action to run; first when one of them
 // answers a reclaim.

@@ -9,6 +9,13 @@ import (
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
+// under runs fn on the ledger under the books' lock and returns what it returns.
+func under[T any](s *Service, fn func(l *ledger) T) T {
+	var out T
+	s.bk.with(func(l *ledger) { out = fn(l) })
+	return out
+}
+
 // Pass runs one planning pass now.
 func (s *Service) Pass(ctx context.Context) { s.pass(ctx, "test") }
 
@@ -17,17 +24,17 @@ func (s *Service) Report(ctx context.Context) { s.report(ctx, s.o.Actuator.(actu
 
 // InFlight counts the actions recorded and not finished (awaiting approval excluded).
 func (s *Service) InFlight() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, b := range s.books {
-		for _, r := range b.Actions {
-			if r.Stage != StageAwaiting {
-				n++
+	return under(s, func(l *ledger) int {
+		n := 0
+		for _, b := range l.books {
+			for _, r := range b.Actions {
+				if r.Stage != StageAwaiting {
+					n++
+				}
 			}
 		}
-	}
-	return n
+		return n
+	})
 }
 
 // KnowsPrice says whether the market view holds offer id at price p.
@@ -43,13 +50,13 @@ func (s *Service) KnowsNotice(id string) bool {
 
 // Books returns a copy of the books (nil when not leading).
 func (s *Service) Books() map[string]*Book {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]*Book{}
-	for w, b := range s.books {
-		out[w] = b.clone()
-	}
-	return out
+	return under(s, func(l *ledger) map[string]*Book {
+		out := map[string]*Book{}
+		for w, b := range l.books {
+			out[w] = b.clone()
+		}
+		return out
+	})
 }
 
 // PlansDropped counts the full plans thrown away because the books changed while they were made.
@@ -60,83 +67,83 @@ func (s *Service) JobPlans() float64 { return testutil.ToFloat64(s.m.jobPlans) }
 
 // Leads counts the times this arbiter took the lead.
 func (s *Service) Leads() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lead
+	return under(s, func(l *ledger) uint64 {
+		return l.lead
+	})
 }
 
 // Durable says whether every book is written as it is in memory.
 func (s *Service) Durable() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.unsaved) > 0 {
-		return false
-	}
-	for _, b := range s.books {
-		if b.saved != b.ver {
+	return under(s, func(l *ledger) bool {
+		if len(l.unsaved) > 0 {
 			return false
 		}
-	}
-	return true
+		for _, b := range l.books {
+			if b.saved != b.ver {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // Placed counts the books holding replicas.
 func (s *Service) Placed() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, b := range s.books {
-		if len(b.Replicas) > 0 {
-			n++
+	return under(s, func(l *ledger) int {
+		n := 0
+		for _, b := range l.books {
+			if len(b.Replicas) > 0 {
+				n++
+			}
 		}
-	}
-	return n
+		return n
+	})
 }
 
 // JobState is the job's state in this arbiter's table, "" when it knows no such job.
 func (s *Service) JobState(name string) events.JobStatus {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if j := s.jobs[name]; j != nil {
-		return j.Run.State
-	}
-	return ""
+	return under(s, func(l *ledger) events.JobStatus {
+		if j := l.jobs[name]; j != nil {
+			return j.Run.State
+		}
+		return ""
+	})
 }
 
 // JobToldID is the id of the last job.state this arbiter published for the job, "" when none.
 func (s *Service) JobToldID(name string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if j := s.jobs[name]; j != nil {
-		return j.told.ID
-	}
-	return ""
+	return under(s, func(l *ledger) string {
+		if j := l.jobs[name]; j != nil {
+			return j.told.ID
+		}
+		return ""
+	})
 }
 
 // JobCancelled says whether this arbiter knows the job as cancelled.
 func (s *Service) JobCancelled(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.jobs[name]
-	return j != nil && j.Spec.Cancelled
+	return under(s, func(l *ledger) bool {
+		j := l.jobs[name]
+		return j != nil && j.Spec.Cancelled
+	})
 }
 
 // JobReported says whether the job's own job.progress reached this arbiter.
 func (s *Service) JobReported(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.jobs[name]
-	return j != nil && j.reported != nil
+	return under(s, func(l *ledger) bool {
+		j := l.jobs[name]
+		return j != nil && j.reported != nil
+	})
 }
 
 // JobRunOf is the job's run in this arbiter's table.
-func (s *Service) JobRunOf(name string) (JobRun, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if j := s.jobs[name]; j != nil {
-		return j.Run, true
-	}
-	return JobRun{}, false
+func (s *Service) JobRunOf(name string) (run JobRun, ok bool) {
+	s.bk.with(func(l *ledger) {
+		if j := l.jobs[name]; j != nil {
+			run, ok = j.Run, true
+		}
+	})
+	return run, ok
 }
 
 // Demand is how many replicas workload's telemetry asks for now.

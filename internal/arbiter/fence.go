@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -14,52 +13,6 @@ import (
 // the leader's copy was loaded under, by a compare-and-set on the revision the key was last read
 // or written at (casPut). A deposed leader's late write, made after its successor wrote the key,
 // is refused (ErrDeposed) instead of overwriting it, and the deposed leader steps down.
-
-// write writes one value the leader keeps (a book, a job's run). Writes of one key go one at a
-// time, in order (its slot), as the compare-and-set needs; writes of different keys never wait
-// for each other. Under s.mu, take copies the value stamped with the lease's epoch and returns
-// how to save the copy (save nil: nothing to write) and how to record it once saved (done); the
-// save runs outside s.mu. A write is refused with ErrDeposed when the lease is no longer the one
-// this arbiter took the lead under, or when the compare-and-set finds the key written by another
-// arbiter. That, or any other failed write, ends the lead: this arbiter's copy can no longer be
-// trusted, and the next lease tick reloads it.
-func (s *Service) write(ctx context.Context, key string,
-	take func(epoch uint64) (save func(context.Context) error, done func(), err error)) error {
-	slot, _ := s.slots.LoadOrStore(key, new(sync.Mutex))
-	slot.(*sync.Mutex).Lock()
-	defer slot.(*sync.Mutex).Unlock()
-	s.mu.Lock()
-	if !s.leading {
-		s.mu.Unlock()
-		return errNotLeading
-	}
-	epoch, ok := s.lease.valid()
-	if !ok || epoch != s.epoch {
-		s.depose()
-		s.mu.Unlock()
-		return ErrDeposed
-	}
-	save, done, err := take(epoch)
-	lead := s.lead
-	s.mu.Unlock()
-	if err != nil || save == nil {
-		return err
-	}
-
-	err = save(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading || s.lead != lead {
-		return errNotLeading // deposed meanwhile
-	}
-	if err != nil {
-		s.log.Error("could not write the leader's state; stepping down to reload", "key", key, "err", err)
-		s.depose()
-		return err
-	}
-	done()
-	return nil
-}
 
 // casPut writes data under key by a compare-and-set on rev, the revision its writer last read or
 // wrote there (0: only if the key is new), and returns the revision written. A lost

@@ -24,12 +24,12 @@ func defaultLaunchTimeout(coldStart time.Duration) time.Duration {
 }
 
 // launchTimeout is the launch timeout of workload w's replicas at location.
-func (s *Service) launchTimeout(location, workload string) time.Duration {
-	if l, ok := s.o.Config.Location(location); ok && l.Actuator.LaunchTimeout > 0 {
-		return l.Actuator.LaunchTimeout
+func (l *ledger) launchTimeout(location, workload string) time.Duration {
+	if loc, ok := l.cfg.Location(location); ok && loc.Actuator.LaunchTimeout > 0 {
+		return loc.Actuator.LaunchTimeout
 	}
 	cold := time.Duration(0)
-	if w, ok := s.o.Config.Workload(workload); ok {
+	if w, ok := l.cfg.Workload(workload); ok {
 		cold = w.ColdStart
 	}
 	return defaultLaunchTimeout(cold)
@@ -40,19 +40,19 @@ func (s *Service) launchTimeout(location, workload string) time.Duration {
 // Each one leaves the book, is recorded as a launch_failed observation of its offer (the planner's
 // hazard and ranking learn from it) and gets an action lowering its group's count, so the
 // next plan places the replica elsewhere at once and nothing stays launching. A move for price
-// whose launches all failed leaves the workload's cooldown as it was before. s.mu is held.
-func (s *Service) giveUp(now time.Time, dirty map[string]bool) {
-	pending := s.mk.pendingForCapacity()
-	for _, w := range s.workloadNames() {
-		b := s.books[w]
+// whose launches all failed leaves the workload's cooldown as it was before.
+func (l *ledger) giveUp(now time.Time, dirty map[string]bool) {
+	pending := l.mk.pendingForCapacity()
+	for _, w := range l.workloadNames() {
+		b := l.books[w]
 		var moved []actuate.Group // groups where a launch of the last move was given up
 		for _, g := range groupsOf(b) {
 			p := pending[g]
-			for _, st := range s.stuck(b, g, p.n, p.at, now) {
+			for _, st := range l.stuck(b, g, p.n, p.at, now) {
 				if b.lastMove(b.Replicas[st.i]) {
 					moved = append(moved, g)
 				}
-				s.abandon(b, st, now)
+				l.abandon(b, st, now)
 				dirty[w] = true
 			}
 			b.Replicas = slices.DeleteFunc(b.Replicas, func(r Rep) bool { return r.State == abandoned })
@@ -97,7 +97,7 @@ type stuckLaunch struct {
 // has not reached the actuator yet is never stuck. A pending launch failed when it was made: it
 // found no capacity then (the actuator would have started it otherwise), as the replay's clamp
 // refuses a launch in the tick it is made; one that timed out failed now.
-func (s *Service) stuck(b *Book, g actuate.Group, pending int, reportedAt, now time.Time) []stuckLaunch {
+func (l *ledger) stuck(b *Book, g actuate.Group, pending int, reportedAt, now time.Time) []stuckLaunch {
 	var launching []int
 	for i, r := range b.Replicas {
 		if r.group(b.Workload) == g && r.State == placement.StateLaunching && !inFlight(b, r.ID) {
@@ -108,7 +108,7 @@ func (s *Service) stuck(b *Book, g actuate.Group, pending int, reportedAt, now t
 		return nil
 	}
 	slices.SortStableFunc(launching, func(x, y int) int { return b.Replicas[y].Since.Compare(b.Replicas[x].Since) })
-	timeout := s.launchTimeout(g.Location, b.Workload)
+	timeout := l.launchTimeout(g.Location, b.Workload)
 	var out []stuckLaunch
 	for _, i := range launching {
 		r := b.Replicas[i]
@@ -131,15 +131,15 @@ func inFlight(b *Book, id string) bool {
 
 // abandon gives up a stuck replica: the observation, the action lowering its group and its
 // announcement. The replica is marked abandoned; the caller removes it.
-func (s *Service) abandon(b *Book, st stuckLaunch, now time.Time) {
+func (l *ledger) abandon(b *Book, st stuckLaunch, now time.Time) {
 	r := &b.Replicas[st.i]
 	if !r.Move { // a move that found no capacity lost nothing the workload had
 		b.lose(ReasonLaunchFailed, now)
 	}
 	r.State = abandoned
 	ob := placement.Observation{At: st.failed, Kind: placement.ObsLaunchFailed}
-	s.mk.learn(r.Offer, ob)
-	s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
+	l.mk.learn(r.Offer, ob)
+	l.resp.observe(r.Offer, ob)
 	g := r.group(b.Workload)
 	id := giveUpID(b.Workload, r.ID)
 	if b.finished(id) {
@@ -149,9 +149,9 @@ func (s *Service) abandon(b *Book, st stuckLaunch, now time.Time) {
 		Kind: "retire", Reason: ReasonLaunchFailed}, PlanID: planID(now, b.Workload), Stage: StageRecorded, At: now,
 		CostPerHour: -r.PricePerHour}
 	b.Actions = append(b.Actions, rec)
-	s.m.actions.WithLabelValues("launch", ReasonLaunchFailed).Inc()
-	s.announce(rec, b.Workload, statusOf(StageRecorded), "replica "+r.ID+" got no capacity at "+g.Location+
-		" (pending, or not ready within "+s.launchTimeout(g.Location, b.Workload).String()+"): given up")
+	l.m.actions.WithLabelValues("launch", ReasonLaunchFailed).Inc()
+	l.ann.announce(rec, b.Workload, statusOf(StageRecorded), "replica "+r.ID+" got no capacity at "+g.Location+
+		" (pending, or not ready within "+l.launchTimeout(g.Location, b.Workload).String()+"): given up")
 }
 
 func giveUpID(workload, replica string) string {

@@ -20,8 +20,8 @@ const ReasonGoBack = "go_back"
 // askAfter completes the gate's tells once their restores are recorded: each restore applied gets a
 // go-back action waiting in its book, and the go-backs of one tell form the hold that puts them
 // to its approvers (Hold.Restored). It returns the holds, for the caller to store and ask as it
-// does the others; s.mu is held.
-func (s *Service) askAfter(in []Hold, cands []candidate, prop Proposal, now time.Time, dirty map[string]bool) []Hold {
+// does the others.
+func (l *ledger) askAfter(in []Hold, cands []candidate, prop Proposal, now time.Time, dirty map[string]bool) []Hold {
 	byID := map[string]candidate{}
 	for _, c := range cands {
 		byID[c.a.ID] = c
@@ -35,7 +35,7 @@ func (s *Service) askAfter(in []Hold, cands []candidate, prop Proposal, now time
 			if !ok {
 				continue
 			}
-			if rec := s.book(c.a.Workload).record(id); rec != nil && rec.Stage != StageAwaiting && len(rec.Launch) > 0 {
+			if rec := l.book(c.a.Workload).record(id); rec != nil && rec.Stage != StageAwaiting && len(rec.Launch) > 0 {
 				restored, backs = append(restored, c), append(backs, goBackOf(*rec, now))
 			}
 		}
@@ -54,10 +54,10 @@ func (s *Service) askAfter(in []Hold, cands []candidate, prop Proposal, now time
 		for i := range backs {
 			w := restored[i].a.Workload
 			backs[i].Hold = h.ID
-			s.book(w).Actions = append(s.book(w).Actions, backs[i])
+			l.book(w).Actions = append(l.book(w).Actions, backs[i])
 			dirty[w] = true
-			s.m.actions.WithLabelValues(string(placement.ActionDrain), "awaiting_approval").Inc()
-			s.announce(backs[i], w, events.ActionAwaitingApproval, "restore "+restored[i].a.ID+" was applied at once; its approvers may go back on it")
+			l.m.actions.WithLabelValues(string(placement.ActionDrain), "awaiting_approval").Inc()
+			l.ann.announce(backs[i], w, events.ActionAwaitingApproval, "restore "+restored[i].a.ID+" was applied at once; its approvers may go back on it")
 		}
 		h.Plan = toldPlan(h, restored, backs, prop, now)
 		out = append(out, h)
@@ -113,10 +113,10 @@ func toldPlan(h Hold, restored []candidate, backs []Record, prop Proposal, now t
 // cheapest placement that keeps it); within the minimum the planner's own moves return it to
 // cheaper capacity where that pays. The workload's loss is forgotten, so what it launches next is
 // asked about like any rise.
-func (s *Service) goBack(b *Book, id, who string) []step {
+func (l *ledger) goBack(b *Book, id, who string) []step {
 	drain := b.record(id).Drain
 	floor := 0
-	if w, ok := s.o.Config.Workload(b.Workload); ok {
+	if w, ok := l.cfg.Workload(b.Workload); ok {
 		floor = w.Replicas.Min
 	}
 	var victims []Rep
@@ -127,5 +127,5 @@ func (s *Service) goBack(b *Book, id, who string) []step {
 	}
 	victims = victims[:min(len(victims), max(b.live()-floor, 0))]
 	b.Lost = Loss{}
-	return s.drainAway(b, id, who, victims, "go back", "nothing the restore launched is left above the workload's minimum: it keeps what it has")
+	return l.drainAway(b, id, who, victims, "go back", "nothing the restore launched is left above the workload's minimum: it keeps what it has")
 }

@@ -109,52 +109,51 @@ type step struct {
 // expensive replicas), rejected ones are dropped and not asked again for a while. who is the
 // deciding Slack user or "timeout".
 func (s *Service) Decide(ctx context.Context, id string, approve bool, who string) error {
-	touched, steps, err := s.decideHold(id, approve, who)
+	var touched []string
+	var steps []step
+	var err error
+	s.bk.with(func(l *ledger) { touched, steps, err = l.decideHold(id, approve, who) })
 	if err != nil {
 		return err
 	}
 	for _, w := range touched {
-		if err := s.flush(ctx, w); err != nil {
+		if err := s.bk.flush(ctx, w); err != nil {
 			return err
 		}
 	}
 	for _, st := range steps {
 		if st.actor == "" {
-			st.actor = "arbiter/" + s.o.Identity
+			st.actor = s.ann.actor
 		}
-		s.announceBy(st.rec, st.workload, st.status, st.actor, st.detail)
+		s.ann.announceBy(st.rec, st.workload, st.status, st.actor, st.detail)
 	}
-	s.mu.Lock()
 	for _, w := range touched {
 		s.exec.dispatch(w)
 	}
-	s.mu.Unlock()
 	s.log.Info("approval decided", "hold", id, "approved", approve, "by", who, "workloads", touched)
 	return nil
 }
 
 // decideHold applies the decision on hold id to the books in memory and touches them; it returns
 // the workloads touched and the steps to announce once they are durable.
-func (s *Service) decideHold(id string, approve bool, who string) ([]string, []step, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading {
+func (l *ledger) decideHold(id string, approve bool, who string) ([]string, []step, error) {
+	if !l.leading {
 		return nil, nil, errNotLeading
 	}
-	now := s.o.Clock.Now()
+	now := l.clock.Now()
 	var touched []string
 	var steps []step
-	for _, w := range s.workloadNames() {
-		b := s.books[w]
+	for _, w := range l.workloadNames() {
+		b := l.books[w]
 		i := slices.IndexFunc(b.Holds, func(h Hold) bool { return h.ID == id })
 		if i < 0 {
 			continue
 		}
 		h := b.Holds[i]
 		b.Holds = slices.Delete(b.Holds, i, i+1)
-		steps = append(steps, s.settleHold(b, h, approve, who, now)...)
+		steps = append(steps, l.settleHold(b, h, approve, who, now)...)
 		touched = append(touched, w)
-		s.touch(b)
+		l.touch(b)
 	}
 	if len(touched) == 0 {
 		return nil, nil, fmt.Errorf("approval %s: %w", id, ErrNoHold)
@@ -163,7 +162,7 @@ func (s *Service) decideHold(id string, approve bool, who string) ([]string, []s
 }
 
 // settleHold applies the decision to b's actions of hold h; it returns the steps to announce.
-func (s *Service) settleHold(b *Book, h Hold, approve bool, who string, now time.Time) []step {
+func (l *ledger) settleHold(b *Book, h Hold, approve bool, who string, now time.Time) []step {
 	var out []step
 	for _, id := range h.Actions {
 		rec := b.record(id)
@@ -184,11 +183,11 @@ func (s *Service) settleHold(b *Book, h Hold, approve bool, who string, now time
 			b.decline(r, now, now.Add(quiet))
 			out = append(out, step{r, b.Workload, events.ActionRejected, who, ""})
 		case r.Target.Reason == ReasonGoBack:
-			out = append(out, s.goBack(b, id, who)...)
+			out = append(out, l.goBack(b, id, who)...)
 		case r.Target.Kind == string(placement.ActionScale):
-			out = append(out, s.cut(b, id, who)...)
+			out = append(out, l.cut(b, id, who)...)
 		default:
-			s.enact(b, rec, now)
+			l.enact(b, rec, now)
 			out = append(out, step{*rec, b.Workload, events.ActionApproved, who, ""})
 		}
 	}
@@ -197,15 +196,15 @@ func (s *Service) settleHold(b *Book, h Hold, approve bool, who string, now time
 
 // cut carries out an approved budget cut below the workload's minimum: its live replicas go,
 // launching ones first and then the most expensive, until the cut's target count remains.
-func (s *Service) cut(b *Book, id, who string) []step {
-	return s.drainAway(b, id, who, cutVictims(b, b.record(id).Target.Replicas), "cut", "nothing left to cut")
+func (l *ledger) cut(b *Book, id, who string) []step {
+	return l.drainAway(b, id, who, cutVictims(b, b.record(id).Target.Replicas), "cut", "nothing left to cut")
 }
 
 // drainAway carries out the approved action id, a cut or a go-back (what), as drains of victims
 // grouped by replica group (an actuator sets one group's count): the first group keeps the
 // action's id, the others get ids derived from it. With no victims the action is done at once,
 // applied with the detail none.
-func (s *Service) drainAway(b *Book, id, who string, victims []Rep, what, none string) []step {
+func (l *ledger) drainAway(b *Book, id, who string, victims []Rep, what, none string) []step {
 	base := *b.record(id)
 	if len(victims) == 0 {
 		b.finish(id)
@@ -278,25 +277,28 @@ func cutVictims(b *Book, keep int) []Rep {
 // Posted records where a hold's question was posted, in every book holding it, so a new leader
 // resumes that message rather than posting another.
 func (s *Service) Posted(ctx context.Context, id, channel, ts string) error {
-	s.mu.Lock()
-	if !s.leading {
-		s.mu.Unlock()
+	var touched []string
+	leading := false
+	s.bk.with(func(l *ledger) {
+		if leading = l.leading; !leading {
+			return
+		}
+		for _, w := range l.workloadNames() {
+			b := l.books[w]
+			i := slices.IndexFunc(b.Holds, func(h Hold) bool { return h.ID == id })
+			if i < 0 || b.Holds[i].TS == ts {
+				continue
+			}
+			b.Holds[i].Channel, b.Holds[i].TS = channel, ts
+			l.touch(b)
+			touched = append(touched, w)
+		}
+	})
+	if !leading {
 		return errNotLeading
 	}
-	var touched []string
-	for _, w := range s.workloadNames() {
-		b := s.books[w]
-		i := slices.IndexFunc(b.Holds, func(h Hold) bool { return h.ID == id })
-		if i < 0 || b.Holds[i].TS == ts {
-			continue
-		}
-		b.Holds[i].Channel, b.Holds[i].TS = channel, ts
-		s.touch(b)
-		touched = append(touched, w)
-	}
-	s.mu.Unlock()
 	for _, w := range touched {
-		if err := s.flush(ctx, w); err != nil {
+		if err := s.bk.flush(ctx, w); err != nil {
 			return err
 		}
 	}
@@ -304,10 +306,10 @@ func (s *Service) Posted(ctx context.Context, id, channel, ts string) error {
 }
 
 // holds lists every hold in the books once, by id.
-func (s *Service) holds() []Hold {
+func (l *ledger) holds() []Hold {
 	var out []Hold
-	for _, w := range s.workloadNames() {
-		for _, h := range s.books[w].Holds {
+	for _, w := range l.workloadNames() {
+		for _, h := range l.books[w].Holds {
 			if !slices.ContainsFunc(out, func(o Hold) bool { return o.ID == h.ID }) {
 				out = append(out, h)
 			}
@@ -317,8 +319,8 @@ func (s *Service) holds() []Hold {
 }
 
 // ask hands holds to the gate's asker, if it has one (Ask does not block).
-func (s *Service) ask(ctx context.Context, hs []Hold) {
-	a, ok := s.o.Gate.(Asker)
+func ask(ctx context.Context, g Gate, hs []Hold) {
+	a, ok := g.(Asker)
 	if !ok {
 		return
 	}

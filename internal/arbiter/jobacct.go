@@ -12,8 +12,7 @@ import (
 // checkpoint load), a reclaim (counted once; the work up to the notice is kept, as the instance
 // checkpoints), and the progress the job reported itself when that is as new as the estimate or
 // newer (each report once).
-// s.mu is held.
-func (s *Service) account(j *job, b *Book, now time.Time) {
+func (l *ledger) account(j *job, b *Book, now time.Time) {
 	r := &j.Run
 	if b != nil {
 		for _, rep := range b.Replicas {
@@ -30,7 +29,7 @@ func (s *Service) account(j *job, b *Book, now time.Time) {
 			r.FinishedAt = rp.At
 		}
 	}
-	s.credit(j, b, now)
+	l.credit(j, b, now)
 	if r.Done >= j.Spec.Workload.Job.Work && r.State != events.JobFinished {
 		r.State = events.JobFinished
 	}
@@ -38,7 +37,7 @@ func (s *Service) account(j *job, b *Book, now time.Time) {
 
 // credit counts the work of the instance the job runs on, and ends its count when the
 // instance is reclaimed or gone.
-func (s *Service) credit(j *job, b *Book, now time.Time) {
+func (l *ledger) credit(j *job, b *Book, now time.Time) {
 	r, spec := &j.Run, j.Spec.Workload.Job
 	var cur *Rep
 	if b != nil {
@@ -102,8 +101,8 @@ func later(a, b time.Time) time.Time {
 }
 
 // tell publishes the job's state when it changed (state, place, preemptions), and its estimated
-// progress while it runs; s.mu is held, and publishing does not wait.
-func (s *Service) tell(j *job, b *Book, now time.Time) {
+// progress while it runs; publishing does not wait.
+func (l *ledger) tell(j *job, b *Book, now time.Time) {
 	r := &j.Run
 	switch {
 	case r.ended():
@@ -117,26 +116,22 @@ func (s *Service) tell(j *job, b *Book, now time.Time) {
 	if r.State == events.JobWaiting || r.ended() {
 		r.Location, r.Market, r.Price = "", "", 0
 	}
-	e := s.jobState(j, now)
+	e := l.jobState(j, now)
 	if e.State != j.told.State || e.Location != j.told.Location || e.Market != j.told.Market ||
 		e.Preemptions != j.told.Preemptions || e.WorkDoneS != j.told.WorkDoneS && r.ended() {
-		if _, err := s.pub.PublishAsync(e); err != nil {
-			s.log.Warn("could not publish job.state", "job", e.Job, "err", err)
-		}
+		l.ann.publish(e, "job", e.Job)
 		j.told = *e
 	}
 	if r.Location != "" && r.CreditedAt.Equal(now) {
 		p := &events.JobProgress{Meta: events.Meta{At: now}, Job: e.Job, WorkDoneS: r.Done.Seconds(),
 			Location: r.Location, Market: r.Market, Estimated: true}
-		if _, err := s.pub.PublishAsync(p); err != nil {
-			s.log.Warn("could not publish job.progress", "job", e.Job, "err", err)
-		}
+		l.ann.publish(p, "job", e.Job)
 	}
-	signal(s.jobsSave)
+	signal(l.jobsSave)
 }
 
 // jobState is the job.state event of the job as it stands.
-func (s *Service) jobState(j *job, now time.Time) *events.JobState {
+func (l *ledger) jobState(j *job, now time.Time) *events.JobState {
 	r, w := j.Run, j.Spec.Workload
 	e := &events.JobState{Meta: events.Meta{At: now}, Job: w.Name, Team: w.Team, State: r.State,
 		WorkS: w.Job.Work.Seconds(), WorkDoneS: r.Done.Seconds(), Deadline: j.Spec.Deadline(),
@@ -152,18 +147,16 @@ func (s *Service) jobState(j *job, now time.Time) *events.JobState {
 // jobProgress takes a job.progress the job published itself; the arbiter's own estimates come
 // back on the same subject and are skipped. One that claims more work than the job can have
 // done by then is refused (checkProgress) and never taken.
-func (s *Service) jobProgress(e *events.JobProgress) error {
+func (l *ledger) jobProgress(e *events.JobProgress) error {
 	if e.Estimated {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.jobs[e.Job]
+	j := l.jobs[e.Job]
 	if j == nil {
 		return nil
 	}
-	if err := checkProgress(j, e, s.o.Clock.Now()); err != nil {
-		s.m.refused.WithLabelValues(string(e.EventType()), "implausible").Inc()
+	if err := checkProgress(j, e, l.clock.Now()); err != nil {
+		l.m.refused.WithLabelValues(string(e.EventType()), "implausible").Inc()
 		return err
 	}
 	if j.reported == nil || e.At.After(j.reported.At) {

@@ -24,11 +24,12 @@ type jobIO struct {
 // submitted now where the bucket has none yet (so their deadline_in counts from the arbiter's
 // first start, not from each restart), and begins answering "arbiter job submit|cancel". It
 // returns once the table holds every job, so no plan is made without them.
-func (s *Service) openJobs(ctx context.Context) (*jobIO, error) {
-	io := &jobIO{kv: s.runs}
+func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
+	io := &jobIO{kv: k.runs}
 	var err error
-	for _, j := range configJobs(s.o.Config, s.o.Clock.Now()) {
-		if err := io.kv.ensureSpec(ctx, j, s.corrupt.report); err != nil {
+	cfg, clock := k.l.cfg, k.l.clock // set once, at New
+	for _, j := range configJobs(cfg, clock.Now()) {
+		if err := io.kv.ensureSpec(ctx, j, k.l.corrupt.report); err != nil {
 			return nil, err
 		}
 	}
@@ -40,9 +41,9 @@ func (s *Service) openJobs(ctx context.Context) (*jobIO, error) {
 		if e == nil {
 			break // every current value was delivered
 		}
-		s.foldJob(e)
+		k.with(func(l *ledger) { l.foldJob(e) })
 	}
-	io.admin, err = serveJobs(ctx, s.o.JS.Conn(), io.kv, s.o.Config, s.o.Clock.Now, s.log)
+	io.admin, err = serveJobs(ctx, nc, io.kv, cfg, clock.Now, k.log)
 	if err != nil {
 		_ = io.watch.Stop()
 		return nil, err
@@ -51,8 +52,8 @@ func (s *Service) openJobs(ctx context.Context) (*jobIO, error) {
 }
 
 // jobLoop follows the bucket (new submissions, cancels, a leader's state for a standby) and
-// writes the runs the leader changed, until ctx ends.
-func (s *Service) jobLoop(ctx context.Context, io *jobIO) {
+// writes the runs the leader changed, until ctx ends. It signals changed when a plan may change.
+func (k *books) jobLoop(ctx context.Context, io *jobIO, changed chan struct{}) {
 	defer func() { _ = io.watch.Stop(); _ = io.admin.Unsubscribe() }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -64,17 +65,23 @@ func (s *Service) jobLoop(ctx context.Context, io *jobIO) {
 			if !ok {
 				return
 			}
-			if e != nil && s.foldJob(e) {
-				signal(s.changed)
+			more := false
+			if e != nil {
+				k.with(func(l *ledger) { more = l.foldJob(e) })
 			}
-			s.restoreSpecs(ctx, io.kv)
-		case <-s.jobsSave:
-			s.saveJobs(ctx, io.kv)
+			if more {
+				signal(changed)
+			}
+			k.restoreSpecs(ctx, io.kv)
+		case <-k.l.jobsSave:
+			k.saveJobs(ctx, io.kv)
 		case <-tick.C:
-			s.restoreSpecs(ctx, io.kv)
-			s.saveJobs(ctx, io.kv)
-			if s.moveLanded() {
-				signal(s.changed) // retire the old instance at the next pass, not at the next interval
+			k.restoreSpecs(ctx, io.kv)
+			k.saveJobs(ctx, io.kv)
+			landed := false
+			k.with(func(l *ledger) { landed = l.moveLanded() })
+			if landed {
+				signal(changed) // retire the old instance at the next pass, not at the next interval
 			}
 		}
 	}
@@ -83,15 +90,13 @@ func (s *Service) jobLoop(ctx context.Context, io *jobIO) {
 // moveLanded says whether a job's make-before-break move has its new instance reported with
 // capacity while the old one still runs: a pass then retires the old one, which is paid for
 // every second it is kept.
-func (s *Service) moveLanded() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading {
+func (l *ledger) moveLanded() bool {
+	if !l.leading {
 		return false
 	}
-	for name := range s.jobs {
-		b := s.books[name]
-		if lives := liveReplicas(b); len(lives) > 1 && !slices.ContainsFunc(b.Actions, moving) && s.gotCapacity(b, lives[len(lives)-1]) {
+	for name := range l.jobs {
+		b := l.books[name]
+		if lives := liveReplicas(b); len(lives) > 1 && !slices.ContainsFunc(b.Actions, moving) && l.gotCapacity(b, lives[len(lives)-1]) {
 			return true
 		}
 	}
@@ -101,38 +106,36 @@ func (s *Service) moveLanded() bool {
 // foldJob takes one bucket entry into the table: a submission (new, or cancelled), or a run
 // the leader wrote, which only a follower takes (the leader's memory is the newer). It reports
 // whether a plan may change.
-func (s *Service) foldJob(e jetstream.KeyValueEntry) bool {
+func (l *ledger) foldJob(e jetstream.KeyValueEntry) bool {
 	if e.Operation() != jetstream.KeyValuePut {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch {
 	case strings.HasPrefix(e.Key(), bus.JobSpecPrefix):
 		spec, err := decodeSpec(e.Key(), e.Value())
 		if err != nil {
-			s.badSpec(e, err)
+			l.badSpec(e, err)
 			return false
 		}
-		j := s.jobs[spec.Workload.Name]
+		j := l.jobs[spec.Workload.Name]
 		if j == nil {
 			j = &job{}
 			j.Run.State = "submitted"
-			s.jobs[spec.Workload.Name] = j
+			l.jobs[spec.Workload.Name] = j
 		}
 		j.Spec = spec
 		return true
 	case strings.HasPrefix(e.Key(), bus.JobStatePrefix):
 		run, err := decodeRun(e.Value())
 		if err != nil {
-			s.badRun(e, err)
+			l.badRun(e, err)
 			return false
 		}
-		if s.leading {
+		if l.leading {
 			return false
 		}
 		name := strings.TrimPrefix(e.Key(), bus.JobStatePrefix)
-		for n, j := range s.jobs {
+		for n, j := range l.jobs {
 			if stateKey(n) == e.Key() || n == name {
 				j.Run, j.saved, j.rev = run, run, e.Revision()
 			}
@@ -143,20 +146,21 @@ func (s *Service) foldJob(e jetstream.KeyValueEntry) bool {
 
 // saveJobs writes the runs changed since they were last written, outside the books' lock, each
 // as a book is written (saveRun). It stops at the first that fails: that ended the lead.
-func (s *Service) saveJobs(ctx context.Context, kv jobKV) {
+func (k *books) saveJobs(ctx context.Context, kv jobKV) {
 	var todo []string
-	s.mu.Lock()
-	if s.leading {
-		for name, j := range s.jobs {
+	k.with(func(l *ledger) {
+		if !l.leading {
+			return
+		}
+		for name, j := range l.jobs {
 			if j.Run != j.saved {
 				todo = append(todo, name)
 			}
 		}
-	}
-	s.mu.Unlock()
+	})
 	slices.Sort(todo)
 	for _, name := range todo {
-		if s.saveRun(ctx, kv, name) != nil {
+		if k.saveRun(ctx, kv, name) != nil {
 			return
 		}
 	}
@@ -165,9 +169,9 @@ func (s *Service) saveJobs(ctx context.Context, kv jobKV) {
 // saveRun writes the job's run if it changed since its last write, by the leader's one way to
 // write (write): stamped with the lease's epoch, by a compare-and-set on the revision of its key
 // last read or written. A write refused or failed ends the lead, as a book's does.
-func (s *Service) saveRun(ctx context.Context, kv jobKV, name string) error {
-	return s.write(ctx, stateKey(name), func(epoch uint64) (func(context.Context) error, func(), error) {
-		j := s.jobs[name]
+func (k *books) saveRun(ctx context.Context, kv jobKV, name string) error {
+	return k.write(ctx, stateKey(name), func(epoch uint64) (func(context.Context) error, func(), error) {
+		j := k.l.jobs[name]
 		if j == nil || j.Run == j.saved {
 			return nil, nil, nil
 		}

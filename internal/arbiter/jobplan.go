@@ -25,26 +25,26 @@ const (
 const KindCheckpoint = actuate.KindCheckpoint
 
 // planJobs decides, for each of the active jobs act (activeJobs, or some of them), where it runs
-// until the next decision, and returns the actions that take it there; s.mu is held. They join the pass's decision, so they go through the
+// until the next decision, and returns the actions that take it there. They join the pass's decision, so they go through the
 // same gate (budgets, approvals) as replicas' and share their capacity. A job with a launch or a
 // stop in flight waits for it to land before it is planned again; a checkpoint, or the retire of
 // an instance already lost (reclaimed, or a launch given up for want of capacity), does not hold
 // it: the job is placed again in the same pass.
-func (s *Service) planJobs(act []*job, now time.Time) []placement.Action {
+func (l *ledger) planJobs(act []*job, now time.Time) []placement.Action {
 	if len(act) == 0 {
 		return nil
 	}
-	snap := s.jobSnapshot(now)
+	snap := l.jobSnapshot(now)
 	var out []placement.Action
 	for _, j := range act {
-		b := s.books[j.Spec.Workload.Name]
-		s.account(j, b, now)
+		b := l.books[j.Spec.Workload.Name]
+		l.account(j, b, now)
 		if b != nil && slices.ContainsFunc(b.Actions, moving) {
 			continue
 		}
-		s.m.jobPlans.Inc()
-		out = append(out, s.planJob(j, b, &snap, now)...)
-		s.tell(j, b, now)
+		l.m.jobPlans.Inc()
+		out = append(out, l.planJob(j, b, &snap, now)...)
+		l.tell(j, b, now)
 	}
 	return out
 }
@@ -56,13 +56,13 @@ func moving(r Record) bool {
 
 // jobSnapshot is the market as the serving planner sees it, with the jobs' replicas added, so
 // hazards and launch chances count the capacity jobs hold.
-func (s *Service) jobSnapshot(now time.Time) placement.Snapshot {
-	snap := s.snapshot(now, nil)
-	for _, w := range s.workloadNames() {
-		if !s.isJob(w) {
+func (l *ledger) jobSnapshot(now time.Time) placement.Snapshot {
+	snap := l.snapshot(now, nil)
+	for _, w := range l.workloadNames() {
+		if !l.isJob(w) {
 			continue
 		}
-		for _, r := range s.books[w].Replicas {
+		for _, r := range l.books[w].Replicas {
 			snap.Replicas = append(snap.Replicas, placement.Replica{ID: r.ID, Workload: w, Offer: r.Offer,
 				State: r.State, Since: r.Since, Deadline: r.Deadline})
 		}
@@ -80,7 +80,7 @@ func (s *Service) jobSnapshot(now time.Time) placement.Snapshot {
 // resumes from the checkpoint the old one leaves when it is retired; the time both are held is
 // paid, and kept to one report. Where the old instance is already lost (reclaimed), nothing of the
 // job runs and the move is a plain launch.
-func (s *Service) planJob(j *job, b *Book, snap *placement.Snapshot, now time.Time) []placement.Action {
+func (l *ledger) planJob(j *job, b *Book, snap *placement.Snapshot, now time.Time) []placement.Action {
 	name := j.Spec.Workload.Name
 	lives := liveReplicas(b)
 	switch {
@@ -90,19 +90,19 @@ func (s *Service) planJob(j *job, b *Book, snap *placement.Snapshot, now time.Ti
 	case j.Run.Done >= j.Spec.Workload.Job.Work:
 		return stopJob(name, lives, reasonJobDone, now)
 	case len(lives) > 1:
-		return s.settleMove(b, lives, now)
+		return l.settleMove(b, lives, now)
 	}
 	var live *Rep
 	if len(lives) == 1 {
 		live = lives[0]
 	}
 	w := workload(&j.Spec.Workload)
-	est := placement.Estimates(snap, &w, s.o.Policy, now)
+	est := placement.Estimates(snap, &w, l.policy, now)
 	j.Run.OnDemand = cheapestOnDemand(est)
-	view, offers := s.jobView(j, b, live, est, now)
+	view, offers := l.jobView(j, b, live, est, now)
 	choice := placement.PlanJob(view, offers)
 	if choice < 0 && live == nil {
-		choice = s.tryWhileWaiting(view, offers, est, now)
+		choice = l.tryWhileWaiting(view, offers, est, now)
 	}
 	switch {
 	case choice == view.Running && live != nil:
@@ -133,8 +133,8 @@ func stopJob(name string, reps []*Rep, why placement.Reason, now time.Time) []pl
 // move): once the actuator reports that the newest got capacity, the older ones are retired.
 // Until then nothing changes: the old instance goes on working, and a launch given up leaves it
 // alone in the book, to be planned afresh.
-func (s *Service) settleMove(b *Book, lives []*Rep, now time.Time) []placement.Action {
-	if !s.gotCapacity(b, lives[len(lives)-1]) {
+func (l *ledger) settleMove(b *Book, lives []*Rep, now time.Time) []placement.Action {
+	if !l.gotCapacity(b, lives[len(lives)-1]) {
 		return nil
 	}
 	return stopJob(b.Workload, lives[:len(lives)-1], reasonJobMove, now)
@@ -142,21 +142,21 @@ func (s *Service) settleMove(b *Book, lives []*Rep, now time.Time) []placement.A
 
 // gotCapacity says whether the actuator reports replica r running or starting: it is ready, or a
 // report made since its launch holds its group's count with nothing pending.
-func (s *Service) gotCapacity(b *Book, r *Rep) bool {
+func (l *ledger) gotCapacity(b *Book, r *Rep) bool {
 	if r.State == placement.StateReady {
 		return true
 	}
 	g := r.group(b.Workload)
 	n := b.Count(g)
-	return s.mk.runsSince(g, r.Since, n)
+	return l.mk.runsSince(g, r.Since, n)
 }
 
 // jobView is what the deadline planner knows of the job now, and the offers it may run on.
-func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, now time.Time) (placement.JobView, []placement.JobOffer) {
+func (l *ledger) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, now time.Time) (placement.JobView, []placement.JobOffer) {
 	spec := j.Spec.Workload.Job
 	overhead := spec.Overhead + j.Spec.Workload.ColdStart
 	v := placement.JobView{Work: spec.Work, Done: j.Run.Done, Elapsed: now.Sub(j.Spec.SubmittedAt),
-		Deadline: j.Spec.Deadline().Sub(j.Spec.SubmittedAt), Overhead: overhead, Tick: s.o.Interval, Running: -1, Last: -1}
+		Deadline: j.Spec.Deadline().Sub(j.Spec.SubmittedAt), Overhead: overhead, Tick: l.interval, Running: -1, Last: -1}
 	offers := make([]placement.JobOffer, len(est))
 	for i, e := range est {
 		m, uptime := e.Offer.Market, 1.0
@@ -167,13 +167,13 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 			uptime = e.LaunchChance
 		}
 		offers[i] = placement.JobOffer{Location: e.Offer.Location, Market: m, PricePerHour: e.Offer.PricePerHour,
-			Available: placement.MayTry(e, live != nil, now, s.o.Interval), Hazard: e.Hazard, Uptime: uptime}
+			Available: placement.MayTry(e, live != nil, now, l.interval), Hazard: e.Hazard, Uptime: uptime}
 		if live != nil && e.Offer.ID == live.Offer {
 			v.Running = i
 		}
 	}
 	spotRuns := live != nil && live.Market == events.Spot && live.State == placement.StateReady
-	j.spells.See(placement.Sight(spotRuns, est, now, s.o.Interval), now)
+	j.spells.See(placement.Sight(spotRuns, est, now, l.interval), now)
 	j.spells.Fill(&v, now)
 	if live != nil {
 		v.Pending = pending(live, j, overhead, now)
@@ -190,11 +190,11 @@ func (s *Service) jobView(j *job, b *Book, live *Rep, est []placement.Estimate, 
 // that finds no capacity leaves the job as idle as waiting does, and costs one report, so the
 // spot offers kept from an idle job (unlikely ones) are offered as to a job whose instance runs,
 // and the planner's answer is taken when it is one of them.
-func (s *Service) tryWhileWaiting(view placement.JobView, offers []placement.JobOffer, est []placement.Estimate, now time.Time) int {
+func (l *ledger) tryWhileWaiting(view placement.JobView, offers []placement.JobOffer, est []placement.Estimate, now time.Time) int {
 	free := slices.Clone(offers)
 	for i := range free {
 		if free[i].Market == placement.MarketSpot {
-			free[i].Available = placement.MayTry(est[i], true, now, s.o.Interval)
+			free[i].Available = placement.MayTry(est[i], true, now, l.interval)
 		}
 	}
 	if c := placement.PlanJob(view, free); c >= 0 && free[c].Market == placement.MarketSpot {
@@ -263,13 +263,12 @@ func reclaimedReplica(b *Book) *Rep {
 
 // checkpoints asks each job whose instance a reclaim notice reached to checkpoint, once per
 // instance, before anything else of the job runs: the move the next plan makes resumes from it.
-// s.mu is held.
-func (s *Service) checkpoints(now time.Time, dirty map[string]bool) {
-	for _, w := range s.workloadNames() {
-		if !s.isJob(w) {
+func (l *ledger) checkpoints(now time.Time, dirty map[string]bool) {
+	for _, w := range l.workloadNames() {
+		if !l.isJob(w) {
 			continue
 		}
-		b := s.books[w]
+		b := l.books[w]
 		for _, r := range b.Replicas {
 			id := jobActionID(w, KindCheckpoint, r.ID, time.Time{})
 			if r.State != placement.StateReclaimed || b.finished(id) {
@@ -279,7 +278,7 @@ func (s *Service) checkpoints(now time.Time, dirty map[string]bool) {
 			b.Actions = append(b.Actions, Record{Target: actuate.Target{ActionID: id, Group: g, Offer: r.Offer,
 				Replicas: b.Count(g), Kind: KindCheckpoint, Reason: string(placement.ReasonReclaim)},
 				PlanID: planID(now, w), Stage: StageRecorded, At: now})
-			s.announce(b.Actions[len(b.Actions)-1], w, statusOf(StageRecorded), "reclaim notice on "+r.ID+": checkpoint before "+
+			l.ann.announce(b.Actions[len(b.Actions)-1], w, statusOf(StageRecorded), "reclaim notice on "+r.ID+": checkpoint before "+
 				r.Deadline.Format(time.RFC3339))
 			dirty[w] = true
 		}

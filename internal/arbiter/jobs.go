@@ -73,7 +73,7 @@ type JobRecord struct {
 	Run  JobRun  `json:"run"`
 }
 
-// job is a job in the arbiter's memory; s.mu guards it. reported is the latest job.progress the
+// job is a job in the arbiter's memory. reported is the latest job.progress the
 // job published itself; saved the run as last written to the bucket, at revision rev (0: none).
 type job struct {
 	JobRecord
@@ -85,21 +85,21 @@ type job struct {
 	spells   placement.Spells // spot as this arbiter saw it at the job's decisions; a new leader starts afresh
 }
 
-// jobs is the arbiter's table of jobs, by name; s.mu guards it.
+// jobs is the arbiter's table of jobs, by name.
 type jobs map[string]*job
 
-// isJob says whether the workload is a job (of bursar.yaml or submitted); s.mu is held.
-func (s *Service) isJob(workload string) bool {
-	_, ok := s.jobs[workload]
+// isJob says whether the workload is a job (of bursar.yaml or submitted).
+func (l *ledger) isJob(workload string) bool {
+	_, ok := l.jobs[workload]
 	return ok
 }
 
 // activeJobs are the jobs still to run, and those ended that still hold an instance (a stop that
-// failed is tried again), by priority (higher first) then name; s.mu is held.
-func (s *Service) activeJobs() []*job {
+// failed is tried again), by priority (higher first) then name.
+func (l *ledger) activeJobs() []*job {
 	var out []*job
-	for name, j := range s.jobs {
-		if !j.Run.ended() || liveReplica(s.books[name]) != nil {
+	for name, j := range l.jobs {
+		if !j.Run.ended() || liveReplica(l.books[name]) != nil {
 			out = append(out, j)
 		}
 	}
@@ -110,9 +110,9 @@ func (s *Service) activeJobs() []*job {
 	return out
 }
 
-// touchedJobs are the active jobs whose books changed (dirty), in activeJobs' order; s.mu is held.
-func (s *Service) touchedJobs(dirty map[string]bool) []*job {
-	return slices.DeleteFunc(s.activeJobs(), func(j *job) bool { return !dirty[j.Spec.Workload.Name] })
+// touchedJobs are the active jobs whose books changed (dirty), in activeJobs' order.
+func (l *ledger) touchedJobs(dirty map[string]bool) []*job {
+	return slices.DeleteFunc(l.activeJobs(), func(j *job) bool { return !dirty[j.Spec.Workload.Name] })
 }
 
 // configJobs are the jobs of bursar.yaml, with the time they count as submitted: now, unless the
@@ -217,10 +217,10 @@ func (k jobKV) loadRuns(ctx context.Context) (map[string]storedRun, error) {
 	return out, nil
 }
 
-// takeRuns makes the runs a new leader read its own; s.mu is held. A run key that is missing or
+// takeRuns makes the runs a new leader read its own. A run key that is missing or
 // holds something else is written at the next save.
-func (s *Service) takeRuns(runs map[string]storedRun) {
-	for name, j := range s.jobs {
+func (l *ledger) takeRuns(runs map[string]storedRun) {
+	for name, j := range l.jobs {
 		st, found := runs[stateKey(name)]
 		switch {
 		case !found:
@@ -351,33 +351,33 @@ func (k jobKV) ensureSpec(ctx context.Context, j JobSpec, report func(Corruption
 
 // badSpec reports a submission key that holds something else, and queues it for the leader to
 // restore from its table; a job it does not know (submitted while no arbiter ran) is lost and
-// must be submitted again. s.mu is held.
-func (s *Service) badSpec(e jetstream.KeyValueEntry, err error) {
+// must be submitted again.
+func (l *ledger) badSpec(e jetstream.KeyValueEntry, err error) {
 	action := "the job is unknown here: submit it again"
-	if s.jobNamed(e.Key()) != nil {
+	if l.jobNamed(e.Key()) != nil {
 		action = "the leader writes the submission it knows back over it"
-		s.badSpecs[e.Key()] = e.Revision()
+		l.badSpecs[e.Key()] = e.Revision()
 	}
-	s.corrupt.report(corruptionOf(e, err, action))
+	l.corrupt.report(corruptionOf(e, err, action))
 }
 
 // badRun reports a run key that holds something else; the leader writes its run of the job back
-// at its next save. s.mu is held.
-func (s *Service) badRun(e jetstream.KeyValueEntry, err error) {
-	s.corrupt.report(corruptionOf(e, err, "the leader writes the job's run it knows back over it"))
+// at its next save.
+func (l *ledger) badRun(e jetstream.KeyValueEntry, err error) {
+	l.corrupt.report(corruptionOf(e, err, "the leader writes the job's run it knows back over it"))
 	name := strings.TrimPrefix(e.Key(), bus.JobStatePrefix)
-	for n, j := range s.jobs {
+	for n, j := range l.jobs {
 		if stateKey(n) == e.Key() || n == name {
 			j.saved = JobRun{} // differs from any run: saveJobs writes it
 			j.rev = max(j.rev, e.Revision())
 		}
 	}
-	signal(s.jobsSave)
+	signal(l.jobsSave)
 }
 
-// jobNamed is the job whose submission key is key; s.mu is held.
-func (s *Service) jobNamed(key string) *job {
-	for n, j := range s.jobs {
+// jobNamed is the job whose submission key is key.
+func (l *ledger) jobNamed(key string) *job {
+	for n, j := range l.jobs {
 		if specKey(n) == key {
 			return j
 		}
@@ -387,33 +387,31 @@ func (s *Service) jobNamed(key string) *job {
 
 // restoreSpecs writes back, while leading, the submissions badSpec queued, each by a
 // compare-and-set on the revision found there.
-func (s *Service) restoreSpecs(ctx context.Context, kv jobKV) {
-	s.mu.Lock()
-	if !s.leading || len(s.badSpecs) == 0 {
-		s.mu.Unlock()
-		return
-	}
+func (k *books) restoreSpecs(ctx context.Context, kv jobKV) {
 	todo := map[string]JobSpec{}
-	revs := maps.Clone(s.badSpecs)
-	clear(s.badSpecs)
-	for key := range revs {
-		if j := s.jobNamed(key); j != nil {
-			todo[key] = j.Spec
+	var revs map[string]uint64
+	k.with(func(l *ledger) {
+		if !l.leading || len(l.badSpecs) == 0 {
+			return
 		}
-	}
-	s.mu.Unlock()
+		revs = maps.Clone(l.badSpecs)
+		clear(l.badSpecs)
+		for key := range revs {
+			if j := l.jobNamed(key); j != nil {
+				todo[key] = j.Spec
+			}
+		}
+	})
 	for key, spec := range todo {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		ok, err := kv.restoreSpec(cctx, spec, revs[key])
 		cancel()
 		switch {
 		case err != nil:
-			s.log.Warn("could not restore a job's submission; will retry", "key", key, "err", err)
-			s.mu.Lock()
-			s.badSpecs[key] = revs[key]
-			s.mu.Unlock()
+			k.log.Warn("could not restore a job's submission; will retry", "key", key, "err", err)
+			k.with(func(l *ledger) { l.badSpecs[key] = revs[key] })
 		case ok:
-			s.log.Info("restored a job's submission", "key", key)
+			k.log.Info("restored a job's submission", "key", key)
 		}
 	}
 }

@@ -453,3 +453,22 @@ func (m *market) digest() string {
 	fmt.Fprintf(&b, "util %+v\n", m.util)
 	return b.String()
 }
+
+type offerPrice struct {
+	provider, model string
+	gpus            int
+	price           float64
+}
+
+// prices are the offers seen, by id, with the provider of their location.
+func (m *market) prices() map[string]offerPrice {
+	out := map[string]offerPrice{}
+	for _, o := range m.offers.all() {
+		p := offerPrice{model: o.GPUModel, gpus: o.GPUCount, price: o.PricePerHour}
+		if l, ok := m.cfg.Location(o.Location); ok {
+			p.provider = l.Provider
+		}
+		out[o.ID] = p
+	}
+	return out
+}

@@ -45,118 +45,59 @@ func (s *Service) mayPlan() bool {
 	if !s.Leading() {
 		return false
 	}
-	if n := s.behind.Load(); n > 0 {
+	if n := s.in.behind.Load(); n > 0 {
 		s.log.Debug("not planning yet: still reading the backlog", "inputs_behind", n)
 		return false
 	}
 	return true
 }
 
-// quick answers a reclaim from the planner of the last full pass, brought up to date with what
-// changed in the books since (Planner.Apply re-plans only the workloads that touches, and only the
-// jobs whose books settling changed are planned again: a reclaim re-plans the jobs it hit, not
-// every job; the next full pass plans them all); its prices
-// are at most one debounce old, and the debounced full pass that follows any price change catches
-// up. It holds the books only briefly, and never waits for a full plan being computed. It reports
-// false, having done nothing, when there is no planner yet.
+// quick answers a reclaim from the planner of the last full pass (the responder), brought up to
+// date with what changed in the books since (Planner.Apply re-plans only the workloads that
+// touches, and only the jobs whose books settling changed are planned again: a reclaim re-plans
+// the jobs it hit, not every job; the next full pass plans them all); its prices are at most one
+// debounce old, and the debounced full pass that follows any price change catches up. It holds
+// the books only briefly, and never waits for a full plan being computed. It reports false,
+// having done nothing, when there is no planner yet.
 func (s *Service) quick(ctx context.Context, trigger string, start time.Time) bool {
 	now := s.o.Clock.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leading {
-		return true
-	}
-	if s.planner == nil {
-		return false
-	}
-	dirty := s.settle(now)
-	d := s.planner.Apply(s.update(), now)
-	s.newObs = s.newObs[:0]
-	s.commit(ctx, d, now, dirty, s.touchedJobs(dirty), trigger, start)
-	return true
+	answered := true
+	var holds []Hold
+	s.bk.with(func(l *ledger) {
+		if !l.leading {
+			return
+		}
+		if !l.resp.ready() {
+			answered = false
+			return
+		}
+		dirty := l.settle(now)
+		d := l.resp.answer(l.books, l.isJob, now)
+		holds = l.commit(ctx, d, now, dirty, l.touchedJobs(dirty), trigger, start)
+	})
+	s.bk.askWhenSaved(ctx, holds)
+	return answered
 }
 
 // commit records a decision's actions, with those of the jobs planned now (jobs), touches the
-// changed books and hands them to the workers; s.mu is held.
-func (s *Service) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, jobs []*job,
-	trigger string, start time.Time) {
-	d.Actions = append(d.Actions, s.planJobs(jobs, now)...)
-	n, holds := s.record(ctx, d, now, dirty)
-	s.touchAll(dirty)
-	s.askWhenSaved(ctx, holds)
-	for w, b := range s.books {
+// changed books and hands them to the workers. It returns the new holds, to ask about once their
+// books are durable (books.askWhenSaved).
+func (l *ledger) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, jobs []*job,
+	trigger string, start time.Time) []Hold {
+	d.Actions = append(d.Actions, l.planJobs(jobs, now)...)
+	n, holds := l.record(ctx, d, now, dirty)
+	l.touchAll(dirty)
+	for w, b := range l.books {
 		if !dirty[w] && runnable(b) {
-			s.exec.dispatch(w)
+			l.exec.dispatch(w)
 		}
 	}
-	s.m.planDur.Observe(time.Since(start).Seconds())
+	l.m.planDur.Observe(time.Since(start).Seconds())
 	if n > 0 {
-		s.m.decisions.WithLabelValues(trigger).Inc()
-		s.log.Debug("planned", "trigger", trigger, "actions", n, "took", time.Since(start))
+		l.m.decisions.WithLabelValues(trigger).Inc()
+		l.log.Debug("planned", "trigger", trigger, "actions", n, "took", time.Since(start))
 	}
-}
-
-// askWhenSaved hands new holds to the gate's asker once the books holding them are durable, so
-// nobody is asked about a hold a new leader would not find; s.mu is held.
-func (s *Service) askWhenSaved(ctx context.Context, holds []Hold) {
-	if _, ok := s.o.Gate.(Asker); !ok || len(holds) == 0 {
-		return
-	}
-	go func() {
-		for _, h := range holds {
-			for _, w := range h.Workloads() {
-				if s.flush(ctx, w) != nil {
-					return // not leading any more: the next leader asks
-				}
-			}
-		}
-		s.ask(ctx, holds)
-	}()
-}
-
-// setPlanner keeps pl, planned from the books' replicas reps and the workloads ws, to answer the
-// next reclaims; s.mu is held.
-func (s *Service) setPlanner(pl *placement.Planner, reps []placement.Replica, ws []placement.Workload) {
-	s.planner = pl
-	s.targets = make(map[string]int, len(ws))
-	for i := range ws {
-		s.targets[ws[i].ID] = placement.Target(&ws[i])
-	}
-	s.known = make(map[string]placement.Replica, len(reps))
-	for _, r := range reps {
-		s.known[r.ID] = r
-	}
-	s.newObs = s.newObs[:0]
-}
-
-// gone marks, for the planner, a replica the books no longer hold.
-const gone placement.ReplicaState = "gone"
-
-// update is what changed in the books since the planner last saw them.
-func (s *Service) update() placement.Update {
-	u := placement.Update{Observations: s.newObs}
-	seen := make(map[string]bool, len(s.known))
-	for w, b := range s.books {
-		if s.isJob(w) {
-			continue // jobs are planned by planJobs
-		}
-		for _, r := range b.Replicas {
-			pr := placement.Replica{ID: r.ID, Workload: w, Offer: r.Offer, State: r.State, Since: r.Since, Deadline: r.Deadline}
-			seen[r.ID] = true
-			if old, ok := s.known[r.ID]; !ok || old != pr {
-				u.Replicas = append(u.Replicas, pr)
-				s.known[r.ID] = pr
-			}
-		}
-	}
-	for id, r := range s.known {
-		if !seen[id] && r.State != gone {
-			r.State = gone
-			u.Replicas = append(u.Replicas, r)
-			s.known[id] = r
-		}
-	}
-	return u
+	return holds
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -170,22 +111,22 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // snapshot is the planner's view: the fleet's locations, the offers seen in price events, the
 // workloads with their demand, and the replicas the books hold.
-func (s *Service) snapshot(now time.Time, caps []placement.Budget) placement.Snapshot {
-	cfg := s.o.Config
+func (l *ledger) snapshot(now time.Time, caps []placement.Budget) placement.Snapshot {
+	cfg := l.cfg
 	var snap placement.Snapshot
-	for _, l := range cfg.Locations {
-		snap.Locations = append(snap.Locations, placement.Location{ID: l.Name, Provider: l.Provider, Region: l.Region,
-			Zone: firstOr(l.Zones, l.Name), Residency: l.Residency, EgressPerGB: l.EgressPerGB, Capacity: l.Capacity})
+	for _, loc := range cfg.Locations {
+		snap.Locations = append(snap.Locations, placement.Location{ID: loc.Name, Provider: loc.Provider, Region: loc.Region,
+			Zone: firstOr(loc.Zones, loc.Name), Residency: loc.Residency, EgressPerGB: loc.EgressPerGB, Capacity: loc.Capacity})
 	}
-	snap.Offers = s.mk.offers.all()
-	s.mk.withHistory(snap.Offers, now)
+	snap.Offers = l.mk.offers.all()
+	l.mk.withHistory(snap.Offers, now)
 	for i := range cfg.Workloads {
 		w := &cfg.Workloads[i]
 		if w.IsJob() {
 			continue // jobs are planned by planJobs
 		}
 		pw := workload(w)
-		b := s.books[w.Name]
+		b := l.books[w.Name]
 		ready := 0
 		if b != nil {
 			pw.LastMoveAt = b.LastMoveAt
@@ -197,7 +138,7 @@ func (s *Service) snapshot(now time.Time, caps []placement.Budget) placement.Sna
 				}
 			}
 		}
-		pw.Demand = s.mk.demand(w, ready, now)
+		pw.Demand = l.mk.demand(w, ready, now)
 		snap.Workloads = append(snap.Workloads, pw)
 	}
 	snap.Budgets = caps
@@ -229,34 +170,34 @@ func forget(h []placement.Observation, now time.Time) []placement.Observation {
 	return slices.DeleteFunc(h, func(o placement.Observation) bool { return now.Sub(o.At) > historyMemory })
 }
 
-// workloadNames are the books' workloads in name order; s.mu is held, and the slice is not to be
+// workloadNames are the books' workloads in name order; the slice is not to be
 // changed. While leading, books are only added (book), so the sorted list is kept until their
 // number changes; taking or losing the lead forgets it.
-func (s *Service) workloadNames() []string {
-	if len(s.names) != len(s.books) {
-		s.names = sortedKeys(s.books)
+func (l *ledger) workloadNames() []string {
+	if len(l.names) != len(l.books) {
+		l.names = sortedKeys(l.books)
 	}
-	return s.names
+	return l.names
 }
 
-func (s *Service) book(workload string) *Book {
-	b, ok := s.books[workload]
+func (l *ledger) book(workload string) *Book {
+	b, ok := l.books[workload]
 	if !ok {
 		b = &Book{Workload: workload}
-		s.books[workload] = b
+		l.books[workload] = b
 	}
 	return b
 }
 
 // toRecord builds the record of action a: which group it scales and to what. The target count is
 // computed when the action is enacted.
-func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, bool) {
+func (l *ledger) toRecord(b *Book, a placement.Action, now time.Time) (Record, bool) {
 	rec := Record{Target: actuate.Target{ActionID: a.ID, Group: actuate.Group{Workload: a.Workload}, Offer: a.Offer,
 		Kind: string(a.Kind), Reason: string(a.Reason)}, PlanID: planID(now, a.Workload), Stage: StageRecorded,
 		NeedsApproval: a.NeedsApproval, CostPerHour: a.CostPerHour, At: now}
 	switch a.Kind {
 	case placement.ActionLaunch:
-		off, ok := s.mk.offers.get(a.Offer)
+		off, ok := l.mk.offers.get(a.Offer)
 		if !ok {
 			return rec, false
 		}
@@ -266,7 +207,7 @@ func (s *Service) toRecord(b *Book, a placement.Action, now time.Time) (Record, 
 				Market: events.Market(off.Market), State: placement.StateLaunching, Since: now, PricePerHour: off.PricePerHour})
 		}
 		if a.Reason == placement.ReasonReclaim || a.Reason == placement.ReasonFallback {
-			rec.Received = s.noticeReceived(b)
+			rec.Received = l.noticeReceived(b)
 		}
 	case placement.ActionDrain:
 		if len(a.Replicas) == 0 {
@@ -327,7 +268,7 @@ func scaleDownOrder(b *Book, g actuate.Group, ids []string) []string {
 }
 
 // enact applies a record's effect on the book's replicas and fixes its target count.
-func (s *Service) enact(b *Book, rec *Record, now time.Time) {
+func (l *ledger) enact(b *Book, rec *Record, now time.Time) {
 	switch rec.Target.Kind {
 	case string(placement.ActionLaunch):
 		move := rec.Target.Reason == string(placement.ReasonCheaperOffer)
@@ -351,17 +292,17 @@ func (s *Service) enact(b *Book, rec *Record, now time.Time) {
 }
 
 // noticeReceived is when the earliest reclaim notice of b's reclaimed replicas reached us.
-func (s *Service) noticeReceived(b *Book) time.Time {
+func (l *ledger) noticeReceived(b *Book) time.Time {
 	var ids []string
 	for _, r := range b.Replicas {
 		if r.State == placement.StateReclaimed {
 			ids = append(ids, r.Notice)
 		}
 	}
-	return s.mk.firstReceived(ids)
+	return l.mk.firstReceived(ids)
 }
 
-func (s *Service) cost(b *Book) float64 {
+func (l *ledger) cost(b *Book) float64 {
 	c := 0.0
 	for _, r := range b.Replicas {
 		c += r.PricePerHour

@@ -21,19 +21,16 @@ func newTruth() truth {
 }
 
 // absent lists the books' groups a complete report left out, as observed empty: an actuator that
-// does not report a group holds nothing of it (a restarted sim, a Deployment deleted). s.mu is not
-// held.
-func (s *Service) absent(obs []actuate.Observed) []actuate.Observed {
+// does not report a group holds nothing of it (a restarted sim, a Deployment deleted).
+func (l *ledger) absent(obs []actuate.Observed) []actuate.Observed {
 	seen := map[actuate.Group]bool{}
 	for _, o := range obs {
 		seen[o.Group] = true
 	}
 	var out []actuate.Observed
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, w := range s.workloadNames() {
-		for _, g := range groupsOf(s.books[w]) {
-			if !seen[g] && s.reports(g.Location) {
+	for _, w := range l.workloadNames() {
+		for _, g := range groupsOf(l.books[w]) {
+			if !seen[g] && l.reports(g.Location) {
 				out = append(out, actuate.Observed{Group: g})
 			}
 		}
@@ -42,19 +39,19 @@ func (s *Service) absent(obs []actuate.Observed) []actuate.Observed {
 }
 
 // reports says whether the actuator of location says what runs there.
-func (s *Service) reports(location string) bool {
-	if r, ok := s.o.Actuator.(actuate.Router); ok {
+func (l *ledger) reports(location string) bool {
+	if r, ok := l.act.(actuate.Router); ok {
 		_, rep := r[location].(actuate.Reporter)
 		return rep
 	}
-	_, rep := s.o.Actuator.(actuate.Reporter)
+	_, rep := l.act.(actuate.Reporter)
 	return rep
 }
 
-// noteReport records that groups were observed in report seq; s.mu is held.
-func (s *Service) noteReport(obs []actuate.Observed, seq uint64) {
+// noteReport records that groups were observed in report seq.
+func (l *ledger) noteReport(obs []actuate.Observed, seq uint64) {
 	for _, o := range obs {
-		s.truth.seq[o.Group] = max(s.truth.seq[o.Group], seq)
+		l.truth.seq[o.Group] = max(l.truth.seq[o.Group], seq)
 	}
 }
 
@@ -64,14 +61,13 @@ func (s *Service) noteReport(obs []actuate.Observed, seq uint64) {
 // replaces them instead of waiting for replicas that will never come; the book keeps the loss. A spot replica dropped so,
 // with no notice, is recorded as ended: it was seen alive until now and nothing says it was
 // reclaimed, so its survival still counts for the offer's hazard, as a drained one's does.
-// s.mu is held.
-func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
-	desired := s.mk.reported(func(o actuate.Observed) int { return o.Desired })
-	for _, w := range s.workloadNames() {
-		b := s.books[w]
+func (l *ledger) reconcile(now time.Time, dirty map[string]bool) {
+	desired := l.mk.reported(func(o actuate.Observed) int { return o.Desired })
+	for _, w := range l.workloadNames() {
+		b := l.books[w]
 		for _, g := range groupsOf(b) {
 			n, ok := desired[g]
-			if !ok || s.truth.seq[g] <= s.truth.applied[g] || groupBusy(b, g) {
+			if !ok || l.truth.seq[g] <= l.truth.applied[g] || groupBusy(b, g) {
 				continue
 			}
 			for excess := b.Count(g) - n; excess > 0; excess-- {
@@ -82,7 +78,7 @@ func (s *Service) reconcile(now time.Time, dirty map[string]bool) {
 				if st := b.Replicas[i].State; st == placement.StateLaunching || st == placement.StateReady {
 					b.lose(lossVanished, now)
 				}
-				s.ended(b, []string{b.Replicas[i].ID}, now)
+				l.ended(b, []string{b.Replicas[i].ID}, now)
 				b.Replicas = slices.Delete(b.Replicas, i, i+1)
 				dirty[w] = true
 			}

@@ -27,40 +27,40 @@ const refusedBy = "arbiter"
 const progressSlack = 2 * time.Minute
 
 // take folds one event of a message on subject, unless its type is not published there.
-func (s *Service) take(e events.Event, subject string) error {
+func (f *inputs) take(e events.Event, subject string) error {
 	if err := events.CheckSubject(e.EventType(), subject); err != nil {
-		s.m.refused.WithLabelValues(string(e.EventType()), "subject").Inc()
+		f.m.refused.WithLabelValues(string(e.EventType()), "subject").Inc()
 		return fmt.Errorf("%w: %w", errRefused, err)
 	}
-	if err := events.CheckTime(e, s.o.Clock.Now()); err != nil {
+	if err := events.CheckTime(e, f.clock.Now()); err != nil {
 		// The recorder dead-letters it (it checks the same rule); here it is only not acted on.
-		s.log.Warn("skipping an event dated ahead of this arbiter's clock", "id", e.Header().ID, "err", err)
+		f.log.Warn("skipping an event dated ahead of this arbiter's clock", "id", e.Header().ID, "err", err)
 		return nil
 	}
-	if err := s.foldEvent(e); err != nil {
+	if err := f.foldEvent(e); err != nil {
 		return err
 	}
-	s.m.events.WithLabelValues(string(e.EventType())).Inc()
+	f.m.events.WithLabelValues(string(e.EventType())).Inc()
 	return nil
 }
 
 // refuse stores m in DLQ with the reasons its events were refused, without waiting: the
 // consumer that delivered m goes on. Every arbiter refuses the same messages; the copy's id
 // keeps one (bus.Refused).
-func (s *Service) refuse(m jetstream.Msg, reasons []string) {
+func (f *inputs) refuse(m jetstream.Msg, reasons []string) {
 	reason := strings.Join(reasons, "; ")
 	stream := ""
 	if md, err := m.Metadata(); err == nil {
 		stream = md.Stream
 	}
 	dead, opts := bus.Refused(m, stream, refusedBy, reason)
-	s.log.Warn("refused an event; not acted on, sent to DLQ", "subject", m.Subject(), "reason", reason)
+	f.log.Warn("refused an event; not acted on, sent to DLQ", "subject", m.Subject(), "reason", reason)
 	go func() {
 		delays := backoff.Policy{Min: time.Second, Max: 30 * time.Second}
 		var err error
 		for try := 1; try <= refuseTries; try++ {
 			ctx, cancel := context.WithTimeout(context.Background(), outsideCall)
-			_, err = s.o.JS.PublishMsg(ctx, dead, opts...)
+			_, err = f.js.PublishMsg(ctx, dead, opts...)
 			cancel()
 			if err == nil {
 				return
@@ -69,7 +69,7 @@ func (s *Service) refuse(m jetstream.Msg, reasons []string) {
 				time.Sleep(delays.Delay(try))
 			}
 		}
-		s.log.Error("could not store a refused event in DLQ; it was not acted on", "subject", m.Subject(),
+		f.log.Error("could not store a refused event in DLQ; it was not acted on", "subject", m.Subject(),
 			"reason", reason, "tries", refuseTries, "err", err)
 	}()
 }
@@ -89,7 +89,7 @@ func eventAt(evs []events.Event, i int) string {
 // checkProgress refuses a job.progress that claims more work than the job can have done by its
 // time: the time since its first instance was launched (JobRun.StartedAt; none before), plus
 // progressSlack. A time further ahead of now than the slack is refused too, or it would allow
-// any amount. s.mu is held.
+// any amount.
 func checkProgress(j *job, e *events.JobProgress, now time.Time) error {
 	if e.At.After(now.Add(progressSlack)) {
 		return fmt.Errorf("%w: job.progress of %s is dated %s, more than %s after the arbiter's clock (%s)",

@@ -13,11 +13,11 @@ import (
 func (s *Service) View() string {
 	var b strings.Builder
 	b.WriteString(s.mk.digest())
-	s.mu.Lock()
-	for name, j := range s.jobs {
-		fmt.Fprintf(&b, "job %s reported %v\n", name, j.reported != nil)
-	}
-	s.mu.Unlock()
+	s.bk.with(func(l *ledger) {
+		for name, j := range l.jobs {
+			fmt.Fprintf(&b, "job %s reported %v\n", name, j.reported != nil)
+		}
+	})
 	return b.String()
 }
 

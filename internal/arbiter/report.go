@@ -33,7 +33,7 @@ func (s *Service) reportLoop(ctx context.Context) {
 func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 	cctx, cancel := context.WithTimeout(ctx, s.o.ReportEvery)
 	defer cancel()
-	seq := s.reportSeq.Add(1)
+	seq := s.bk.numberReport()
 	obs, err := rep.Observe(cctx)
 	if err != nil {
 		s.log.Warn("observing the fleet", "err", err)
@@ -41,16 +41,16 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 	now := s.o.Clock.Now()
 	all := obs
 	if err == nil {
-		all = append(slices.Clone(obs), s.absent(obs)...)
+		var absent []actuate.Observed
+		s.bk.with(func(l *ledger) { absent = l.absent(obs) })
+		all = append(slices.Clone(obs), absent...)
 	}
 	s.mk.observe(all, now)
-	s.mu.Lock()
-	s.noteReport(all, seq)
-	s.mu.Unlock()
+	s.bk.with(func(l *ledger) { l.noteReport(all, seq) })
 	if slices.ContainsFunc(obs, func(o actuate.Observed) bool { return o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity }) {
 		signal(s.urgent) // a launch found no capacity: give it up and place it elsewhere now
 	}
-	prices := s.prices()
+	prices := s.mk.prices()
 	for _, o := range obs {
 		e := &events.ReplicaState{Meta: events.Meta{At: now}, Workload: o.Workload, Location: o.Location,
 			Market: o.Market, Offer: o.Offer, Desired: o.Desired, Ready: o.Ready, Instances: o.Instances}
@@ -62,26 +62,6 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 				e.Provider = l.Provider
 			}
 		}
-		if _, err := s.pub.PublishAsync(e); err != nil {
-			s.log.Warn("could not publish replica.state", "group", o.Group.String(), "err", err)
-		}
+		s.ann.publish(e, "group", o.Group.String())
 	}
-}
-
-type offerPrice struct {
-	provider, model string
-	gpus            int
-	price           float64
-}
-
-func (s *Service) prices() map[string]offerPrice {
-	out := map[string]offerPrice{}
-	for _, o := range s.mk.offers.all() {
-		p := offerPrice{model: o.GPUModel, gpus: o.GPUCount, price: o.PricePerHour}
-		if l, ok := s.o.Config.Location(o.Location); ok {
-			p.provider = l.Provider
-		}
-		out[o.ID] = p
-	}
-	return out
 }

@@ -56,9 +56,9 @@ func (b *Book) lose(kind string, now time.Time) {
 func (b *Book) short() int { return max(0, min(b.Lost.Replicas, b.Lost.Had-b.live())) }
 
 // forgetLosses drops the losses of the books back at what they had, and those older than
-// lossMemory; s.mu is held.
-func (s *Service) forgetLosses(now time.Time, dirty map[string]bool) {
-	for w, b := range s.books {
+// lossMemory.
+func (l *ledger) forgetLosses(now time.Time, dirty map[string]bool) {
+	for w, b := range l.books {
 		if b.Lost.Replicas > 0 && (b.live() >= b.Lost.Had || now.Sub(b.Lost.Since) > lossMemory) {
 			b.Lost = Loss{}
 			dirty[w] = true
@@ -76,7 +76,7 @@ func (s *Service) forgetLosses(now time.Time, dirty map[string]bool) {
 // They count in that order, reclaims first and growth last. Hedges and moves never restore. A
 // launch that restores part of its count is split in two, the restoring part under an id of its
 // own. It returns the actions, in order, and the ids of those that restore.
-func (s *Service) restoring(acts []placement.Action) ([]placement.Action, map[string]bool) {
+func (l *ledger) restoring(acts []placement.Action) ([]placement.Action, map[string]bool) {
 	restorable := []placement.Reason{placement.ReasonReclaim, placement.ReasonFallback, placement.ReasonDemandUp}
 	launches := map[string]int{}
 	for _, a := range acts {
@@ -86,8 +86,8 @@ func (s *Service) restoring(acts []placement.Action) ([]placement.Action, map[st
 	}
 	left := map[string]int{} // by workload: launches that may still restore
 	for w, n := range launches {
-		b := s.books[w]
-		if target, ok := s.targets[w]; ok && b != nil && b.short() > 0 {
+		b := l.books[w]
+		if target, ok := l.resp.target(w); ok && b != nil && b.short() > 0 {
 			short, missing, spares := b.short(), max(target-b.live(), 0), 0
 			if missing <= short { // no growth: every spare backs the restore
 				spares = max(n-missing, 0)

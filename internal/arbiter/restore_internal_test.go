@@ -47,9 +47,9 @@ func TestRestoringCountsWhatWasLostAndTheSparesBackingIt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &Service{books: map[string]*Book{"svc": {Workload: "svc", Replicas: tt.reps, Lost: tt.lost}},
-				targets: map[string]int{"svc": tt.target}}
-			acts, ids := s.restoring(tt.acts)
+			l := &ledger{books: map[string]*Book{"svc": {Workload: "svc", Replicas: tt.reps, Lost: tt.lost}},
+				resp: responder{targets: map[string]int{"svc": tt.target}}}
+			acts, ids := l.restoring(tt.acts)
 			got, total, cost := map[string]int{}, 0, 0.0
 			for _, a := range acts {
 				if ids[a.ID] {

@@ -22,20 +22,20 @@ type candidate struct {
 // drains as draining), so the next plan builds on them; actions the gate holds wait for their
 // approval, which is recorded with them. It returns how many actions it recorded and the new
 // holds, to ask once the books are saved.
-func (s *Service) record(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool) (int, []Hold) {
+func (l *ledger) record(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool) (int, []Hold) {
 	var restores map[string]bool
-	d.Actions, restores = s.restoring(d.Actions)
-	cands, prop := s.propose(d, restores, now)
+	d.Actions, restores = l.restoring(d.Actions)
+	cands, prop := l.propose(d, restores, now)
 	if len(cands) == 0 {
-		s.decided(d)
+		l.decided(d)
 		return 0, nil
 	}
-	ruling, err := s.o.Gate.Review(ctx, prop)
+	ruling, err := l.gate.Review(ctx, prop)
 	if err != nil {
-		s.log.Warn("gate failed; nothing of this pass is applied, the next pass proposes it again", "err", err)
+		l.log.Warn("gate failed; nothing of this pass is applied, the next pass proposes it again", "err", err)
 		return 0, nil
 	}
-	holds := s.makeHolds(ruling.Holds, cands, prop, now)
+	holds := l.makeHolds(ruling.Holds, cands, prop, now)
 	heldBy := map[string]string{}
 	for _, h := range holds {
 		for _, id := range h.Actions {
@@ -44,31 +44,31 @@ func (s *Service) record(ctx context.Context, d placement.Decision, now time.Tim
 	}
 	n := 0
 	for _, c := range cands {
-		b, rec := s.book(c.a.Workload), c.rec
+		b, rec := l.book(c.a.Workload), c.rec
 		switch {
 		case slices.Contains(ruling.Blocked, c.a.ID):
-			s.m.actions.WithLabelValues(string(c.a.Kind), "blocked").Inc()
+			l.m.actions.WithLabelValues(string(c.a.Kind), "blocked").Inc()
 			continue
 		case heldBy[c.a.ID] != "":
 			rec.Stage, rec.Hold = StageAwaiting, heldBy[c.a.ID]
-			s.m.actions.WithLabelValues(string(c.a.Kind), "awaiting_approval").Inc()
+			l.m.actions.WithLabelValues(string(c.a.Kind), "awaiting_approval").Inc()
 		default:
-			s.enact(b, &rec, now)
+			l.enact(b, &rec, now)
 		}
 		b.Actions = append(b.Actions, rec)
 		dirty[c.a.Workload] = true
 		n++
-		s.announce(rec, c.a.Workload, statusOf(rec.Stage), "")
+		l.ann.announce(rec, c.a.Workload, statusOf(rec.Stage), "")
 	}
-	holds = append(holds, s.askAfter(ruling.Told, cands, prop, now, dirty)...)
+	holds = append(holds, l.askAfter(ruling.Told, cands, prop, now, dirty)...)
 	for _, h := range holds {
 		for _, w := range h.Workloads() {
-			b := s.book(w)
+			b := l.book(w)
 			b.Holds = append(b.Holds, h)
 			dirty[w] = true
 		}
 	}
-	s.decided(d)
+	l.decided(d)
 	return n, holds
 }
 
@@ -76,16 +76,16 @@ func (s *Service) record(ctx context.Context, d placement.Decision, now time.Tim
 // not like one waiting for approval or one rejected lately, and with something to act on. A
 // restore of lost capacity is kept back only by a restore like it (one waiting under a budget
 // that asks about restores), never by a discretionary rise waiting or rejected.
-func (s *Service) propose(d placement.Decision, restores map[string]bool, now time.Time) ([]candidate, Proposal) {
+func (l *ledger) propose(d placement.Decision, restores map[string]bool, now time.Time) ([]candidate, Proposal) {
 	var cands []candidate
 	prop := Proposal{At: now}
 	index := map[string]int{}
 	for _, a := range d.Actions {
-		b := s.book(a.Workload)
-		if b.finished(a.ID) || s.awaitingLike(b, a, restores[a.ID]) || b.declined(a, restores[a.ID], now) {
+		b := l.book(a.Workload)
+		if b.finished(a.ID) || l.awaitingLike(b, a, restores[a.ID]) || b.declined(a, restores[a.ID], now) {
 			continue
 		}
-		rec, ok := s.toRecord(b, a, now)
+		rec, ok := l.toRecord(b, a, now)
 		if !ok {
 			continue
 		}
@@ -96,11 +96,11 @@ func (s *Service) propose(d placement.Decision, restores map[string]bool, now ti
 			i = len(prop.Plans)
 			index[a.Workload] = i
 			team := ""
-			if w, ok := s.o.Config.Workload(a.Workload); ok && w != nil {
+			if w, ok := l.cfg.Workload(a.Workload); ok && w != nil {
 				team = w.Team
 			}
 			prop.Plans = append(prop.Plans, WorkloadPlan{PlanID: rec.PlanID, Workload: a.Workload, Team: team,
-				CostBefore: s.cost(b)})
+				CostBefore: l.cost(b)})
 		}
 		prop.Plans[i].Actions = append(prop.Plans[i].Actions, a)
 		if restores[a.ID] {
@@ -108,14 +108,14 @@ func (s *Service) propose(d placement.Decision, restores map[string]bool, now ti
 		}
 	}
 	for i := range prop.Plans {
-		prop.Plans[i].Replaced = replaced(s.books[prop.Plans[i].Workload], prop.Plans[i].Actions)
+		prop.Plans[i].Replaced = replaced(l.books[prop.Plans[i].Workload], prop.Plans[i].Actions)
 	}
 	return cands, prop
 }
 
 // awaitingLike says whether b already holds an action like a (a restore, or not) waiting for
 // approval: the planner proposes it again on every pass until someone answers.
-func (s *Service) awaitingLike(b *Book, a placement.Action, restores bool) bool {
+func (l *ledger) awaitingLike(b *Book, a placement.Action, restores bool) bool {
 	return slices.ContainsFunc(b.Actions, func(r Record) bool {
 		return r.Stage == StageAwaiting && r.Target.Kind == string(a.Kind) && r.Target.Reason == string(a.Reason) &&
 			r.Target.Offer == a.Offer && (r.Restores || !restores)
@@ -173,7 +173,7 @@ func replaced(b *Book, acts []placement.Action) map[string][]Rep {
 
 // makeHolds completes the gate's holds: ids, owners, deadlines and the plan the question shows.
 // Held actions the pass does not record (unknown to it) are left out.
-func (s *Service) makeHolds(in []Hold, cands []candidate, prop Proposal, now time.Time) []Hold {
+func (l *ledger) makeHolds(in []Hold, cands []candidate, prop Proposal, now time.Time) []Hold {
 	byID := map[string]candidate{}
 	for _, c := range cands {
 		byID[c.a.ID] = c
@@ -191,7 +191,7 @@ func (s *Service) makeHolds(in []Hold, cands []candidate, prop Proposal, now tim
 		for _, id := range h.Actions {
 			h.Owners[id] = byID[id].a.Workload
 		}
-		h.Plan = s.holdPlan(h, byID, prop, now)
+		h.Plan = l.holdPlan(h, byID, prop, now)
 		out = append(out, h)
 	}
 	return out
@@ -199,7 +199,7 @@ func (s *Service) makeHolds(in []Hold, cands []candidate, prop Proposal, now tim
 
 // holdPlan is the plan a hold's question shows: its actions, and the spend per hour of the
 // workloads concerned before and after their plans.
-func (s *Service) holdPlan(h Hold, byID map[string]candidate, prop Proposal, now time.Time) events.PlanDecided {
+func (l *ledger) holdPlan(h Hold, byID map[string]candidate, prop Proposal, now time.Time) events.PlanDecided {
 	ws := h.Workloads()
 	p := events.PlanDecided{Meta: events.Meta{At: now}, Workload: strings.Join(ws, ", "), PlanID: h.ID, NeedsApproval: true}
 	for _, wp := range prop.Plans {

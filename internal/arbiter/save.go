@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Books are written off the books' lock. A change is made in memory under s.mu, and touch marks
-// the book changed; flush writes its newest version outside s.mu, as write (fence.go) writes
+// Books are written off the books' lock. A change is made in the ledger under the lock, and touch
+// marks the book changed; flush writes its newest version outside the lock, as write (fence.go) writes
 // every value the leader keeps: one at a time per key, by a compare-and-set under the lease's
 // epoch; writes of different books never wait for each other. A worker flushes its workload's
 // book before it calls an actuator, so an action is durable before it is applied; the saver
@@ -17,28 +17,28 @@ import (
 // saveWorkers is how many books the saver writes at once.
 const saveWorkers = 8
 
-// touch marks b changed and queues it for the saver; s.mu is held.
-func (s *Service) touch(b *Book) {
+// touch marks b changed and queues it for the saver.
+func (l *ledger) touch(b *Book) {
 	b.ver++
-	s.unsaved[b.Workload] = true
-	signal(s.saveReq)
+	l.unsaved[b.Workload] = true
+	signal(l.saveReq)
 }
 
-// touchAll touches the books in dirty and queues for their workers those with actions to run;
-// s.mu is held. Books answering a reclaim go to the front of their worker's queue: a reclaim on a
+// touchAll touches the books in dirty and queues for their workers those with actions to run.
+// Books answering a reclaim go to the front of their worker's queue: a reclaim on a
 // crowded offer re-plans every workload running there, and the replacement should come first.
-func (s *Service) touchAll(dirty map[string]bool) {
+func (l *ledger) touchAll(dirty map[string]bool) {
 	for _, w := range sortedKeys(dirty) {
-		b := s.books[w]
+		b := l.books[w]
 		if b == nil {
 			continue
 		}
-		s.touch(b)
+		l.touch(b)
 		switch {
 		case hasAnswer(b):
-			s.exec.dispatchFirst(w)
+			l.exec.dispatchFirst(w)
 		case runnable(b):
-			s.exec.dispatch(w)
+			l.exec.dispatch(w)
 		}
 	}
 }
@@ -63,9 +63,9 @@ func runnable(b *Book) bool {
 
 // flush writes workload w's book if it changed since its last write, and returns once it is
 // durable. It is the leader's one way to write (write): a failed or refused write ends its lead.
-func (s *Service) flush(ctx context.Context, w string) error {
-	return s.write(ctx, bookPrefix+w, func(epoch uint64) (func(context.Context) error, func(), error) {
-		b := s.books[w]
+func (k *books) flush(ctx context.Context, w string) error {
+	return k.write(ctx, bookPrefix+w, func(epoch uint64) (func(context.Context) error, func(), error) {
+		b := k.l.books[w]
 		if b == nil {
 			return nil, nil, errNotLeading
 		}
@@ -74,19 +74,19 @@ func (s *Service) flush(ctx context.Context, w string) error {
 		}
 		c := b.clone()
 		c.Epoch = epoch
-		save := func(ctx context.Context) error { return s.store.Save(ctx, c) }
+		save := func(ctx context.Context) error { return k.store.Save(ctx, c) }
 		return save, func() { b.rev, b.saved, b.Epoch = c.rev, c.ver, epoch }, nil
 	})
 }
 
 // saveLoop writes the touched books in the background while leading.
-func (s *Service) saveLoop(ctx context.Context) {
+func (k *books) saveLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.saveReq:
-			s.saveAll(ctx)
+		case <-k.l.saveReq:
+			k.saveAll(ctx)
 		}
 	}
 }
@@ -95,11 +95,12 @@ func (s *Service) saveLoop(ctx context.Context) {
 // its write failed (flush logs that and ends the lead). It warns when writing them took a large
 // part of the lease's TTL: the lease is renewed apart from the writes, but a store that slow will
 // soon fail the compare-and-set races it needs.
-func (s *Service) saveAll(ctx context.Context) {
-	s.mu.Lock()
-	todo := sortedKeys(s.unsaved)
-	clear(s.unsaved)
-	s.mu.Unlock()
+func (k *books) saveAll(ctx context.Context) {
+	var todo []string
+	k.with(func(l *ledger) {
+		todo = sortedKeys(l.unsaved)
+		clear(l.unsaved)
+	})
 	if len(todo) == 0 {
 		return
 	}
@@ -109,7 +110,7 @@ func (s *Service) saveAll(ctx context.Context) {
 	for range min(saveWorkers, len(todo)) {
 		wg.Go(func() {
 			for w := range queue {
-				_ = s.flush(ctx, w)
+				_ = k.flush(ctx, w)
 			}
 		})
 	}
@@ -118,26 +119,45 @@ func (s *Service) saveAll(ctx context.Context) {
 	}
 	close(queue)
 	wg.Wait()
-	if took := time.Since(start); took > s.o.LeaseTTL/2 {
-		s.log.Warn("writing the books took over half the lease's TTL; is the placement bucket slow?",
-			"books", len(todo), "took", took.Round(time.Millisecond), "lease_ttl", s.o.LeaseTTL)
+	if took := time.Since(start); took > k.leaseTTL/2 {
+		k.log.Warn("writing the books took over half the lease's TTL; is the placement bucket slow?",
+			"books", len(todo), "took", took.Round(time.Millisecond), "lease_ttl", k.leaseTTL)
 	}
 }
 
-// depose ends the lead after a failed or fenced write; s.mu is held.
-func (s *Service) depose() {
-	s.setLeading(false)
-	s.books, s.names, s.planner = nil, nil, nil
+// askWhenSaved hands new holds to the gate's asker once the books holding them are durable, so
+// nobody is asked about a hold a new leader would not find. It does not wait.
+func (k *books) askWhenSaved(ctx context.Context, holds []Hold) {
+	if _, ok := k.gate.(Asker); !ok || len(holds) == 0 {
+		return
+	}
+	go func() {
+		for _, h := range holds {
+			for _, w := range h.Workloads() {
+				if k.flush(ctx, w) != nil {
+					return // not leading any more: the next leader asks
+				}
+			}
+		}
+		ask(ctx, k.gate, holds)
+	}()
 }
 
-// setLeading records whether this arbiter leads; s.mu is held. Leading reads the copy in isLeader
-// without s.mu.
-func (s *Service) setLeading(v bool) {
-	s.leading = v
-	s.isLeader.Store(v)
+// depose ends the lead after a failed or fenced write, or a lost lease.
+func (l *ledger) depose() {
+	l.setLeading(false)
+	l.books, l.names = nil, nil
+	l.resp.forget()
+}
+
+// setLeading records whether this arbiter leads. Leading reads the copy in isLeader without the
+// lock.
+func (l *ledger) setLeading(v bool) {
+	l.leading = v
+	l.isLeader.Store(v)
 	if v {
-		s.m.leader.Set(1)
+		l.m.leader.Set(1)
 	} else {
-		s.m.leader.Set(0)
+		l.m.leader.Set(0)
 	}
 }

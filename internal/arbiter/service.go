@@ -7,172 +7,54 @@ package arbiter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/bus"
-	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
-// Options configure a Service. Zero fields take the defaults documented on them.
-type Options struct {
-	Config   *fleet.Config
-	JS       jetstream.JetStream
-	Actuator actuate.Actuator // usually an actuate.Router; a Reporter too, to publish replica.state
-	Log      *slog.Logger
-	Registry prometheus.Registerer // nil: metrics are kept but not registered
-	Clock    Clock                 // default: the wall clock
-	Gate     Gate                  // default: NoGate
-	Caps     Caps                  // default: NoCaps
-	Policy   placement.Policy
-	Books    BookStore // default: the placement bucket (KVBooks)
-	// OnCorrupt, when set, is told of each value in the arbiter's buckets that does not decode
-	// (besides the error log and bursar_arbiter_corrupt_values_total); the system posts it to
-	// Slack. It must not block.
-	OnCorrupt func(Corruption)
-
-	// Identity names this arbiter in the lease (default hostname-pid). An arbiter restarted under
-	// the same identity takes its own unexpired lease back at once.
-	Identity  string
-	Partition string        // lease key; default "arbiter"
-	LeaseTTL  time.Duration // must match the leases bucket's TTL (bus.Options.LeaseTTL); default 10s
-
-	Debounce          time.Duration // wait after a price or demand change before planning (default 1s)
-	Interval          time.Duration // plan at least this often (default 30s)
-	ReportEvery       time.Duration // poll the actuator and publish replica.state (default 15s)
-	Workers           int           // actuator calls in parallel per location, one workload at a time each (default 4)
-	MarketLookback    time.Duration // prices replayed at start (default 7h: one collector snapshot)
-	TelemetryLookback time.Duration // samples replayed at start (default 10m)
-}
-
-func (o *Options) defaults() error {
-	if o.Config == nil || o.JS == nil || o.Actuator == nil {
-		return errors.New("arbiter needs a fleet config, JetStream and an actuator")
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
-	if o.Clock == nil {
-		o.Clock = wallClock{}
-	}
-	if o.Gate == nil {
-		o.Gate = NoGate{}
-	}
-	if o.Caps == nil {
-		o.Caps = NoCaps{}
-	}
-	if o.Identity == "" {
-		host, _ := os.Hostname()
-		o.Identity = host + "-" + strconv.Itoa(os.Getpid())
-	}
-	if err := checkIdentity(o.Identity); err != nil {
-		return err
-	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	if o.Partition == "" {
-		o.Partition = "arbiter"
-	}
-	def(&o.LeaseTTL, 10*time.Second)
-	def(&o.Debounce, time.Second)
-	def(&o.Interval, 30*time.Second)
-	def(&o.ReportEvery, 15*time.Second)
-	def(&o.MarketLookback, 7*time.Hour)
-	def(&o.TelemetryLookback, 10*time.Minute)
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	return nil
-}
-
-// Service is one arbiter. Its parts keep their own state and locks, so that the path from a
-// reclaim notice to its actuator call never waits for a full pass's planning, a KV write or the
-// price fold (it shares only mu with a full pass, which holds it for work in memory: settling the
-// books, taking their snapshot, installing a plan, a few milliseconds on a thousand workloads):
-//   - the market view (market: offers without a lock, telemetry, and the rest under its own mu),
-//     folded by every arbiter;
-//   - leadership: the lease (its own lock), renewed by leaseLoop alone, and isLeader, read
-//     without any lock;
-//   - the books (mu, held only for work in memory), written by flush and the saver outside mu,
-//     one slot per book;
-//   - execution: the executor (exec.go), which owns the workers' queues and each call's life
-//     and asks the books (actionBooks) for the actions to run and to record their outcomes;
-//   - planning: planMu lets one full pass run at a time, planning without mu, and guards what
-//     only full passes keep (unplaced).
+// Service is one arbiter: the loops, and the parts they drive, each the one owner of its state
+// (see docs/architecture.md):
+//   - the market view (market.go), folded from the inputs (follow.go) by every arbiter;
+//   - the lease (lease.go), renewed by leaseLoop alone, never behind a plan;
+//   - the books (books.go): the ledger in memory, under the one lock of the leader's state,
+//     and its only writer to the placement and jobs buckets, every write fenced by the lease's
+//     epoch and a compare-and-set;
+//   - the responder (responder.go), which answers a reclaim from the last full pass's planner;
+//   - the executor (exec.go), which owns the workers' queues and each actuator call's life;
+//   - the announcer (announce.go), which publishes what the arbiter did.
+//
+// loop answers reclaims (quick) and asks planLoop for full passes, which plan without holding the
+// books, so that a reclaim is never answered behind a full plan being computed.
 type Service struct {
 	o     Options
 	log   *slog.Logger
 	m     *metrics
 	mk    *market
-	pub   *bus.Publisher
-	store BookStore
+	in    *inputs
+	bk    *books
 	lease *lease
+	exec  *executor
+	ann   *announcer
 	// corrupt reports values in the buckets that are not what their keys hold (corrupt.go).
 	corrupt *corruptions
 
 	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce. fullReq asks
-	// planLoop for a full pass, with its trigger: full passes run there, so that the loop answers
-	// a reclaim while a full plan is being computed.
+	// planLoop for a full pass, with its trigger. renewed tells the loop that leaseLoop renewed or
+	// tried to take the lease.
 	urgent  chan struct{}
 	changed chan struct{}
 	fullReq chan string
-	// renewed tells the loop that leaseLoop renewed or tried to take the lease.
 	renewed chan struct{}
-	// planMu lets one full pass run at a time; it is taken before mu, never while holding it.
-	planMu sync.Mutex
-	// unplaced is what the full passes last warned of as placing nowhere; planMu guards it.
+	// planMu lets one full pass run at a time; it is taken before the books' lock, never while
+	// holding it. unplaced is what the full passes last warned of as placing nowhere; planMu
+	// guards it.
+	planMu   sync.Mutex
 	unplaced unplaced
-	// behind counts the inputs whose backlog is not folded yet. A leader plans only at 0, so a
-	// fresh arbiter never acts on half a market.
-	behind atomic.Int32
-	// inputs are the followed subjects, set by follow before any message is folded.
-	inputs   []*input
-	isLeader atomic.Bool
-	exec     *executor     // runs the books' actions: their calls, and the workers per location
-	saveReq  chan struct{} // wakes the saver
-	slots    sync.Map      // key → *sync.Mutex: one write of a book or job's run at a time (write)
-
-	mu      sync.Mutex // guards the books while leading; never held across I/O
-	books   map[string]*Book
-	names   []string        // the books' workloads, sorted (workloadNames)
-	unsaved map[string]bool // touched books the saver has not taken yet
-	leading bool
-	lead    uint64 // counts the times this arbiter took the lead, so a plan knows its books
-	// epoch is the lease's epoch when this arbiter took the lead: every value it writes carries
-	// it, and a write under any other is refused (write).
-	epoch uint64
-	// planner is the last full pass's planner, kept to answer reclaims quickly; known is what it
-	// knows of the books' replicas, and newObs the reclaims it has not been told of.
-	planner *placement.Planner
-	known   map[string]placement.Replica
-	newObs  []placement.OfferObservation
-	// targets are the ready replicas each workload needed when planner was made (restoring).
-	targets map[string]int
-	// truth is which report last observed each group; reportSeq numbers the reports.
-	truth     truth
-	reportSeq atomic.Uint64
-	// jobs are the deadline-bound jobs (bursar.yaml's and submitted ones; see jobs.go); s.mu
-	// guards them. jobsSave wakes the job loop to write what changed.
-	jobs     jobs
-	jobsSave chan struct{}
-	runs     jobKV // the jobs bucket
-	// badSpecs are the submission keys found holding something else, by the revision found;
-	// the leader writes the job's submission back over them (restoreSpecs). s.mu guards it.
-	badSpecs map[string]uint64
 }
 
 // New builds a service; Run starts it.
@@ -202,12 +84,21 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		store = KVBooks{KV: pkv, OnCorrupt: corrupt.report}
 	}
 	s := &Service{o: o, log: log, m: newMetrics(o.Registry), mk: newMarket(o.Config),
-		pub: bus.NewPublisher(o.JS), store: store, lease: newLease(lkv, o.Partition, o.Identity, o.LeaseTTL),
-		corrupt: corrupt, urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
-		renewed: make(chan struct{}, 1), saveReq: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(),
-		jobs: jobs{}, jobsSave: make(chan struct{}, 1), runs: jobKV{kv: jkv, report: corrupt.report}, badSpecs: map[string]uint64{}}
+		lease: newLease(lkv, o.Partition, o.Identity, o.LeaseTTL), corrupt: corrupt,
+		urgent: make(chan struct{}, 1), changed: make(chan struct{}, 1), fullReq: make(chan string, 1),
+		renewed: make(chan struct{}, 1)}
 	s.lease.onCorrupt = corrupt.report
-	s.exec = newExecutor(s, o.Actuator, log, s.m, o.Workers)
+	s.ann = &announcer{pub: bus.NewPublisher(o.JS), log: log, clock: o.Clock, actor: "arbiter/" + o.Identity}
+	l := &ledger{cfg: o.Config, clock: o.Clock, gate: o.Gate, act: o.Actuator, policy: o.Policy, interval: o.Interval,
+		mk: s.mk, m: s.m, log: log, ann: s.ann, corrupt: corrupt, saveReq: make(chan struct{}, 1),
+		jobsSave: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(), jobs: jobs{},
+		badSpecs: map[string]uint64{}}
+	s.bk = &books{l: l, store: store, runs: jobKV{kv: jkv, report: corrupt.report}, lease: s.lease, gate: o.Gate,
+		ann: s.ann, m: s.m, log: log, leaseTTL: o.LeaseTTL}
+	s.exec = newExecutor(s.bk, o.Actuator, log, s.m, o.Workers)
+	l.exec = s.exec
+	s.in = &inputs{js: o.JS, mk: s.mk, bk: s.bk, m: s.m, log: log, clock: o.Clock, urgent: s.urgent, changed: s.changed,
+		marketLookback: o.MarketLookback, telemetryLookback: o.TelemetryLookback}
 	return s, nil
 }
 
@@ -216,10 +107,10 @@ func New(ctx context.Context, o Options) (*Service, error) {
 func (s *Service) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := s.follow(ctx); err != nil {
+	if err := s.in.follow(ctx); err != nil {
 		return err
 	}
-	jl, err := s.openJobs(ctx)
+	jl, err := s.bk.openJobs(ctx, s.o.JS.Conn())
 	if err != nil {
 		return err
 	}
@@ -227,13 +118,13 @@ func (s *Service) Run(ctx context.Context) error {
 	s.exec.start(ctx, &wg)
 	wg.Go(func() { s.reportLoop(ctx) })
 	wg.Go(func() { s.planLoop(ctx) })
-	wg.Go(func() { s.saveLoop(ctx) })
-	wg.Go(func() { s.jobLoop(ctx, jl) })
+	wg.Go(func() { s.bk.saveLoop(ctx) })
+	wg.Go(func() { s.bk.jobLoop(ctx, jl, s.changed) })
 	wg.Go(func() { s.leaseLoop(ctx) })
 	err = s.loop(ctx)
 	cancel()
 	wg.Wait()
-	s.stepDown()
+	s.bk.stepDown()
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	s.lease.release(rctx)
 	rcancel()
@@ -290,6 +181,65 @@ func (s *Service) planLoop(ctx context.Context) {
 	}
 }
 
+// full re-plans the whole estate. Planning 1,000 workloads takes far longer than answering a
+// reclaim, so the plan is computed without holding the books: a reclaim arriving meanwhile is
+// answered at once by quick. The plan is applied only if the books it was made from are unchanged;
+// otherwise it is thrown away and made again, never applied over newer books (after lockedAfter
+// tries, it plans holding them). The budget caps are read after the books are taken, without
+// holding them (they may come from a slow store). Full passes run one at a time.
+func (s *Service) full(ctx context.Context, trigger string, start time.Time) {
+	s.planMu.Lock()
+	defer s.planMu.Unlock()
+	caps := func() []placement.Budget {
+		caps, err := s.o.Caps.Caps(ctx)
+		if err != nil {
+			s.log.Warn("budget caps unavailable; planning without them", "err", err)
+		}
+		return caps
+	}
+	for try := 1; ; try++ {
+		now := s.o.Clock.Now()
+		var in planInput
+		var d placement.Decision
+		var holds []Hold
+		done := true
+		if try >= lockedAfter {
+			caps := caps()
+			s.bk.with(func(l *ledger) { d, holds, done = l.fullLocked(ctx, trigger, caps, now, start) })
+			s.bk.askWhenSaved(ctx, holds)
+			if done {
+				s.unplaced.warn(s.log, d)
+			}
+			return
+		}
+		s.bk.with(func(l *ledger) { in, done = l.prepare(now) })
+		if !done {
+			return
+		}
+		in.snap.Budgets = caps()
+		pl, err := placement.NewPlannerContext(ctx, in.snap, s.o.Policy, now)
+		if err != nil {
+			s.log.Info("planning stopped", "trigger", trigger, "err", err)
+			return
+		}
+		d = pl.Decision()
+		leading := false
+		s.bk.with(func(l *ledger) {
+			holds, done = l.install(ctx, in, pl, d, now, trigger, start)
+			leading = l.leading
+		})
+		s.bk.askWhenSaved(ctx, holds)
+		if done {
+			if leading {
+				s.unplaced.warn(s.log, d)
+			}
+			return
+		}
+		s.m.dropped.Inc()
+		s.log.Debug("the books changed while planning; planning again", "trigger", trigger, "try", try)
+	}
+}
+
 func signal(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
@@ -314,15 +264,9 @@ func (s *Service) leaseLoop(ctx context.Context) {
 	}
 }
 
-// keepLease renews or acquires the lease, and steps up or down accordingly (Step's round).
-func (s *Service) keepLease(ctx context.Context) { s.followLease(ctx, s.lease.tick(ctx)) }
-
 // followLease steps up or down as the lease is held or not.
 func (s *Service) followLease(ctx context.Context, held bool) {
-	s.mu.Lock()
-	was := s.leading
-	s.mu.Unlock()
-	switch {
+	switch was := s.bk.leads(); {
 	case held && !was:
 		if err := s.stepUp(ctx); err != nil {
 			s.log.Error("taking the lead failed; will retry", "err", err)
@@ -330,56 +274,30 @@ func (s *Service) followLease(ctx context.Context, held bool) {
 		}
 	case !held && was:
 		s.log.Warn("lost the leader lease; stopping all actions")
-		s.stepDown()
+		s.bk.stepDown()
 	}
 }
 
 // stepUp loads every book and job's run, resumes the actions left in flight and asks again about
 // the actions held for approval.
 func (s *Service) stepUp(ctx context.Context) error {
-	bs, err := s.store.Load(ctx)
+	resume, holds, err := s.bk.takeLead(ctx)
 	if err != nil {
 		return err
 	}
-	for _, b := range bs {
-		b.ver, b.saved = 0, 0 // as read: durable
-	}
-	runs, err := s.runs.loadRuns(ctx)
-	if err != nil {
-		return err
-	}
-	epoch, _ := s.lease.valid()
-	s.mu.Lock()
-	s.books, s.names, s.planner = bs, nil, nil
-	s.takeRuns(runs)
-	clear(s.unsaved)
-	s.setLeading(true)
-	s.lead++
-	s.epoch = epoch
-	holds := s.holds()
-	s.ask(ctx, holds) // questions asked by an earlier leader: resumed with their deadlines
-	s.mu.Unlock()
-	s.log.Info("leading", "epoch", epoch, "workloads", len(bs), "approvals_pending", len(holds))
+	ask(ctx, s.o.Gate, holds) // questions asked by an earlier leader: resumed with their deadlines
 	if rep, ok := s.o.Actuator.(actuate.Reporter); ok {
 		s.report(ctx, rep) // what runs, before the first plan: the actuator's truth wins
 	}
-	for w, b := range bs {
-		if len(b.Actions) > 0 {
-			s.exec.dispatch(w)
-		}
+	for _, w := range resume {
+		s.exec.dispatch(w)
 	}
 	signal(s.urgent)
 	return nil
 }
 
-func (s *Service) stepDown() {
-	s.mu.Lock()
-	s.depose()
-	s.mu.Unlock()
-}
-
 // Leading reports whether this arbiter holds the lease now. It takes no lock of the books.
 func (s *Service) Leading() bool {
 	_, ok := s.lease.valid()
-	return ok && s.isLeader.Load()
+	return ok && s.bk.leads()
 }

@@ -14,16 +14,16 @@ import (
 // settle brings the books up to date with what happened since the last pass: reclaim notices
 // mark replicas reclaimed, replicas past their reclaim deadline are retired, what the actuators
 // report drops what they do not hold and promotes launching replicas, and launches that cannot get capacity are given up;
-// what was lost so is kept in the book (Lost) until restored. s.mu is held. It returns the workloads whose books changed.
-func (s *Service) settle(now time.Time) map[string]bool {
+// what was lost so is kept in the book (Lost) until restored. It returns the workloads whose books changed.
+func (l *ledger) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
-	s.applyNotices(now, dirty)
-	s.checkpoints(now, dirty)
-	s.retire(now, dirty)
-	s.reconcile(now, dirty)
-	s.promote(dirty)
-	s.giveUp(now, dirty)
-	s.forgetLosses(now, dirty)
+	l.applyNotices(now, dirty)
+	l.checkpoints(now, dirty)
+	l.retire(now, dirty)
+	l.reconcile(now, dirty)
+	l.promote(dirty)
+	l.giveUp(now, dirty)
+	l.forgetLosses(now, dirty)
 	return dirty
 }
 
@@ -32,9 +32,9 @@ func (s *Service) settle(now time.Time) map[string]bool {
 // run replicas of several workloads, and several of one group), and it takes each of them. Without
 // a match, at a location whose actuator names no instances, the notice falls on one ready spot
 // replica there (groups in name order), since a provider reclaims spot capacity only.
-func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
+func (l *ledger) applyNotices(now time.Time, dirty map[string]bool) {
 	applied := map[string]map[string]bool{} // notice id → the workloads whose books applied it
-	for w, b := range s.books {
+	for w, b := range l.books {
 		for _, n := range b.Notices {
 			if applied[n] == nil {
 				applied[n] = map[string]bool{}
@@ -42,19 +42,19 @@ func (s *Service) applyNotices(now time.Time, dirty map[string]bool) {
 			applied[n][w] = true
 		}
 	}
-	todo := s.mk.liveNotices(now)
+	todo := l.mk.liveNotices(now)
 	slices.SortFunc(todo, func(a, b notice) int { return cmp.Or(a.e.NoticeAt.Compare(b.e.NoticeAt), cmp.Compare(a.e.ID, b.e.ID)) })
 	for _, n := range todo {
-		for _, h := range s.victims(n, !n.e.Deadline.After(now), applied[n.e.ID]) {
+		for _, h := range l.victims(n, !n.e.Deadline.After(now), applied[n.e.ID]) {
 			h.b.lose(lossReclaim, now)
-			s.reclaimed(h.b, h.i, n)
+			l.reclaimed(h.b, h.i, n)
 			dirty[h.b.Workload] = true
 		}
 	}
 }
 
 // reclaimed marks b's replica i taken by notice n and records the preemption for the hazard.
-func (s *Service) reclaimed(b *Book, i int, n notice) {
+func (l *ledger) reclaimed(b *Book, i int, n notice) {
 	r := &b.Replicas[i]
 	r.State, r.Deadline, r.Notice = placement.StateReclaimed, n.e.Deadline, n.e.ID
 	if !slices.Contains(b.Notices, n.e.ID) {
@@ -64,8 +64,8 @@ func (s *Service) reclaimed(b *Book, i int, n notice) {
 		}
 	}
 	ob := placement.Observation{At: n.e.NoticeAt, Kind: placement.ObsPreempted, Lived: n.e.NoticeAt.Sub(r.Since)}
-	s.mk.learn(r.Offer, ob)
-	s.newObs = append(s.newObs, placement.OfferObservation{Offer: r.Offer, Observation: ob})
+	l.mk.learn(r.Offer, ob)
+	l.resp.observe(r.Offer, ob)
 }
 
 // hit is one replica a notice takes: b's replica i.
@@ -91,11 +91,11 @@ type occupant struct {
 // at all: a guess would take a replica that was launched after the loss. Where the actuator names
 // its instances, a notice for one it does not name struck something else and takes nothing (it
 // stays, in case a later report names it).
-func (s *Service) victims(n notice, exact bool, done map[string]bool) []hit {
-	there, first, named := s.mk.occupants(n)
+func (l *ledger) victims(n notice, exact bool, done map[string]bool) []hit {
+	there, first, named := l.mk.occupants(n)
 	var out []hit
 	for _, o := range there {
-		b := s.books[o.g.Workload]
+		b := l.books[o.g.Workload]
 		if b == nil || done[o.g.Workload] {
 			continue
 		}
@@ -115,8 +115,8 @@ func (s *Service) victims(n notice, exact bool, done map[string]bool) []hit {
 	if len(out) > 0 || exact || named || len(done) > 0 {
 		return out
 	}
-	for _, w := range s.workloadNames() {
-		b := s.books[w]
+	for _, w := range l.workloadNames() {
+		b := l.books[w]
 		g := actuate.Group{Workload: w, Location: n.e.Location, Market: "spot"}
 		if i := oldestReady(b, g, nil); i >= 0 {
 			return []hit{{b, i}}
@@ -186,9 +186,9 @@ func oldestReady(b *Book, g actuate.Group, taken map[int]bool) int {
 
 // retire removes reclaimed replicas whose deadline has passed and records an action lowering
 // their group's count, so the actuator does not bring the lost replica back on its own.
-func (s *Service) retire(now time.Time, dirty map[string]bool) {
-	for _, w := range s.workloadNames() {
-		b := s.books[w]
+func (l *ledger) retire(now time.Time, dirty map[string]bool) {
+	for _, w := range l.workloadNames() {
+		b := l.books[w]
 		for i := 0; i < len(b.Replicas); i++ {
 			r := b.Replicas[i]
 			if r.State != placement.StateReclaimed || r.Deadline.After(now) {
@@ -204,7 +204,7 @@ func (s *Service) retire(now time.Time, dirty map[string]bool) {
 			b.Actions = append(b.Actions, Record{Target: actuate.Target{ActionID: id, Group: g, Offer: r.Offer,
 				Replicas: b.Count(g), Kind: "retire", Reason: string(placement.ReasonReclaim)},
 				PlanID: planID(now, w), Stage: StageRecorded, At: now, CostPerHour: -r.PricePerHour})
-			s.announce(b.Actions[len(b.Actions)-1], w, statusOf(StageRecorded), "reclaimed replica "+r.ID+" is gone")
+			l.ann.announce(b.Actions[len(b.Actions)-1], w, statusOf(StageRecorded), "reclaimed replica "+r.ID+" is gone")
 			dirty[w] = true
 		}
 	}
@@ -220,9 +220,9 @@ func retireID(workload, replica string) string {
 // replicas become ready as the ready count grows, and the newest ready ones fall back to
 // launching when it shrinks (a pod restarting). Reclaimed replicas are counted as ready until
 // their deadline.
-func (s *Service) promote(dirty map[string]bool) {
-	obs := s.mk.reported(func(o actuate.Observed) int { return o.Ready })
-	for w, b := range s.books {
+func (l *ledger) promote(dirty map[string]bool) {
+	obs := l.mk.reported(func(o actuate.Observed) int { return o.Ready })
+	for w, b := range l.books {
 		for _, g := range groupsOf(b) {
 			ready, ok := obs[g]
 			if ok && settleGroup(b, g, ready) {

@@ -28,39 +28,38 @@ func (s *Service) Start(ctx context.Context) error {
 // Join is Start for an arbiter that may find another one leading: it then stands by, and the
 // Step that finds the lease free takes the lead (the soak's standby).
 func (s *Service) Join(ctx context.Context) error {
-	if err := s.follow(ctx); err != nil {
+	if err := s.in.follow(ctx); err != nil {
 		return err
 	}
-	jl, err := s.openJobs(ctx)
+	jl, err := s.bk.openJobs(ctx, s.o.JS.Conn())
 	if err != nil {
 		return err
 	}
-	go s.jobLoop(ctx, jl)
-	for s.behind.Load() > 0 {
+	go s.bk.jobLoop(ctx, jl, s.changed)
+	for s.in.behind.Load() > 0 {
 		if err := pause(ctx); err != nil {
 			return fmt.Errorf("reading the backlog: %w", err)
 		}
 	}
-	s.keepLease(ctx)
+	s.followLease(ctx, s.lease.tick(ctx))
 	return nil
 }
 
 // Step is one round of the loop, run by the caller: renew the lease, poll the actuator, make a
 // full plan and carry every resulting action to its end before returning.
 func (s *Service) Step(ctx context.Context) {
-	s.keepLease(ctx)
+	s.followLease(ctx, s.lease.tick(ctx))
 	if rep, ok := s.o.Actuator.(actuate.Reporter); ok && s.Leading() {
 		s.report(ctx, rep)
 	}
 	s.pass(ctx, "step")
-	s.mu.Lock()
-	ws := slices.Clone(s.workloadNames())
-	s.mu.Unlock()
+	var ws []string
+	s.bk.with(func(l *ledger) { ws = slices.Clone(l.workloadNames()) })
 	for _, w := range ws {
 		for s.exec.step(ctx, w) {
 		}
 	}
-	s.saveAll(ctx) // what the round changed is durable before the next
+	s.bk.saveAll(ctx) // what the round changed is durable before the next
 }
 
 // AwaitNotices waits until the reclaim notices with the given ids are folded into the market.
@@ -80,7 +79,7 @@ func (s *Service) AwaitNotices(ctx context.Context, ids []string) error {
 // reported) is in the view the next Step plans on, so a stepped run does not depend on how fast
 // the bus delivers. (A consumer's pending count is no such barrier: the server updates it late.)
 func (s *Service) AwaitFolded(ctx context.Context) error {
-	for _, in := range s.inputs {
+	for _, in := range s.in.list {
 		last, err := in.stream.GetLastMsgForSubject(ctx, in.subject)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
