@@ -62,15 +62,14 @@ type Budgets struct {
 	gate *budget.Gate
 	pub  *bus.Publisher
 
-	ready    chan struct{} // closed once the policies are loaded and the ledger caught up
-	loaded   bool          // policies read once
-	caughtUp bool          // the ledger replayed the period so far
-	mu       sync.Mutex
+	ready  chan struct{}                  // closed once the policies are loaded and the ledger caught up
+	alerts *retrying[*events.BudgetAlert] // crossed, not yet published; locks itself
+	asking asking                         // the approvals side: holds to ask about, who decides; locks itself
+
+	mu       sync.Mutex // guards loaded, caughtUp and the ledger
+	loaded   bool       // policies read once
+	caughtUp bool       // the ledger replayed the period so far
 	ledger   budget.Ledger
-	asks     *retrying[Hold] // holds not yet asked
-	asked    map[string]bool
-	alerts   *retrying[*events.BudgetAlert] // crossed, not yet published
-	dec      Decider
 }
 
 var (
@@ -92,14 +91,7 @@ func NewBudgets(o BudgetOptions) *Budgets {
 		teams[w.Name] = w.Team
 	}
 	return &Budgets{o: o, gate: budget.NewGate(), pub: bus.NewPublisher(o.JS), ready: make(chan struct{}),
-		ledger: budget.Ledger{Teams: teams}, asks: newRetrying[Hold](), alerts: newRetrying[*events.BudgetAlert](), asked: map[string]bool{}}
-}
-
-// Attach names who applies decisions; call it with the Service before approvals can arrive.
-func (b *Budgets) Attach(d Decider) {
-	b.mu.Lock()
-	b.dec = d
-	b.mu.Unlock()
+		ledger: budget.Ledger{Teams: teams}, alerts: newRetrying[*events.BudgetAlert](), asking: newAsking()}
 }
 
 // Position returns every policy's position as of the last evaluation (the leader's: a standby
@@ -151,7 +143,7 @@ func (b *Budgets) Run(ctx context.Context) error {
 		})
 	}()
 	go b.alerts.run(ctx, b.sendAlerts)
-	b.asks.run(ctx, b.ask)
+	b.asking.queue.run(ctx, b.ask)
 	if err := <-errc; err != nil && ctx.Err() == nil {
 		return err
 	}
