@@ -272,7 +272,7 @@ func withNATS(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *nats
 }
 
 var budgetColumns = []string{"name", "scope", "period", "limit", "currency", "thresholds",
-	"approve_over", "approvers", "timeout", "revision", "actor", "at"}
+	"approve_over", "restore", "approvers", "timeout", "revision", "actor", "at"}
 
 // show says what a listing of revisions is.
 type show int
@@ -350,12 +350,15 @@ func budgetRow(r budget.Revision) cli.Row {
 	if r.Deleted {
 		name += " (deleted)"
 	}
-	approve := ""
-	if p.ApproveOver > 0 {
-		approve = p.ApproveOver.String()
+	approve, restore := "", ""
+	if p.ApproveOver > 0 { // restore says what approve_over does to a replacement of lost capacity
+		approve, restore = p.ApproveOver.String(), string(budget.RestoreFirst)
+		if !p.RestoresFirst() {
+			restore = string(budget.RestoreAsk)
+		}
 	}
 	return cli.Row{"name": name, "scope": p.Scope.String(), "period": string(p.Period),
 		"limit": fmt.Sprintf("%.2f", p.Limit), "currency": p.Currency, "thresholds": strings.Join(ths, ","),
-		"approve_over": approve, "approvers": strings.Join(p.Approvers, ","), "timeout": p.Timeout().String(),
+		"approve_over": approve, "restore": restore, "approvers": strings.Join(p.Approvers, ","), "timeout": p.Timeout().String(),
 		"revision": r.Revision, "actor": r.Actor, "at": r.At.Format(time.RFC3339)}
 }

@@ -49,6 +49,9 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 		!strings.Contains(table, "120%:scale-to-floor") || !strings.Contains(table, "forecast 100%") {
 		t.Errorf("list:\n%s", table)
 	}
+	if csv := run("budget", "list", "-o", "csv"); !strings.Contains(csv, "approve_over,restore,") || !strings.Contains(csv, "25/h,ask,") {
+		t.Errorf("list -o csv lacks the restore column:\n%s", csv)
+	}
 
 	var hist []budget.Revision
 	if err := json.Unmarshal([]byte(run("budget", "history", "llm-monthly", "-o", "json")), &hist); err != nil {
