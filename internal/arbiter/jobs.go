@@ -207,7 +207,7 @@ type storedRun struct {
 // books, the runs it writes are compare-and-sets on the revisions it read.
 func (k jobKV) loadRuns(ctx context.Context) (map[string]storedRun, error) {
 	out := map[string]storedRun{}
-	err := eachLatest(ctx, k.kv, bus.JobStatePrefix+">", func(e jetstream.KeyValueEntry) {
+	err := bus.EachLatest(ctx, k.kv, bus.JobStatePrefix+">", func(e jetstream.KeyValueEntry) {
 		run, err := decodeRun(e.Value())
 		out[e.Key()] = storedRun{run: run, ok: err == nil, rev: e.Revision()}
 	})
@@ -240,7 +240,7 @@ func LoadJobs(ctx context.Context, js jetstream.JetStream) ([]JobRecord, error) 
 		return nil, fmt.Errorf("opening KV bucket %s (is \"arbiter run\" up?): %w", bus.BucketJobs, err)
 	}
 	by := map[string]*JobRecord{}
-	if err := eachLatest(ctx, kv, ">", func(e jetstream.KeyValueEntry) { foldJobEntry(by, e) }); err != nil {
+	if err := bus.EachLatest(ctx, kv, ">", func(e jetstream.KeyValueEntry) { foldJobEntry(by, e) }); err != nil {
 		return nil, fmt.Errorf("reading jobs: %w", err)
 	}
 	out := make([]JobRecord, 0, len(by))
