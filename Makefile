@@ -32,7 +32,7 @@ test: setup unit fuzz
 # fails its package). The packages that take longest are named first so that they start first
 # and the rest fill the other CPUs around them, instead of the 12 h soak seed (TestSoakShortSeed)
 # starting last and running alone; ./... still tests every package, each once.
-SLOWEST ?= ./internal/soak ./internal/arbiter ./internal/jobs
+SLOWEST ?= ./internal/soak ./internal/arbiter ./internal/jobreplay
 unit:
 	$(GO) test -tags "$(TAGS)" -vet=all -count=1 -timeout 10m $(SLOWEST) ./...
 
@@ -50,7 +50,7 @@ bench: setup
 	$(GO) test -run '^$$' -bench 'ReclaimReaction|Start$$' -benchtime 1x -timeout 20m ./internal/arbiter
 	$(GO) test -run '^$$' -bench Reports -benchtime 3x -timeout 30m ./internal/report
 	$(GO) test -run '^$$' -bench Replay -benchtime 1x ./internal/replay
-	$(GO) test -run '^$$' -bench JobsReplay -benchtime 1x -timeout 30m ./internal/jobs
+	$(GO) test -run '^$$' -bench JobsReplay -benchtime 1x -timeout 30m ./internal/jobreplay
 	$(GO) test -run '^$$' -bench 'AWSPriceListBody|SkyPilotMemory' -benchtime 1x ./internal/pricesource
 
 ## lint: vet and formatting

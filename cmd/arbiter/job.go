@@ -13,11 +13,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/events"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
 // newJobCmd is "arbiter job": deadline-bound jobs, submitted to and cancelled by the arbiter over
@@ -87,7 +87,7 @@ func jobSubmitCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return asUser(cmd, g, o, arbiter.NewJobClient, func(ctx context.Context, c *arbiter.JobClient) error {
+			return asUser(cmd, g, o, jobs.NewClient, func(ctx context.Context, c *jobs.Client) error {
 				spec, err := c.Submit(ctx, *w)
 				if err != nil {
 					return noJobTaker(err)
@@ -160,7 +160,7 @@ func jobCancelCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		Use: "cancel NAME", Short: "Cancel a job: its instance is stopped and it is marked cancelled", Args: cobra.ExactArgs(1),
 		Example: "  arbiter job cancel finetune-7b",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return asUser(cmd, g, o, arbiter.NewJobClient, func(ctx context.Context, c *arbiter.JobClient) error {
+			return asUser(cmd, g, o, jobs.NewClient, func(ctx context.Context, c *jobs.Client) error {
 				if err := c.Cancel(ctx, args[0]); err != nil {
 					return noJobTaker(err)
 				}
@@ -178,12 +178,12 @@ func jobStatusCmd(g *cli.Globals) *cobra.Command {
 		Example: "  arbiter job status\n  arbiter job status finetune-7b -o json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withNATS(cmd, g, func(ctx context.Context, _ *nats.Conn, js jetstream.JetStream) error {
-				jobs, err := arbiter.LoadJobs(ctx, js)
+				recs, err := jobs.Load(ctx, js)
 				if err != nil {
 					return err
 				}
 				var rows []cli.Row
-				for _, j := range jobs {
+				for _, j := range recs {
 					if len(args) == 0 || j.Spec.Workload.Name == args[0] {
 						rows = append(rows, jobRow(j))
 					}
@@ -202,7 +202,7 @@ func jobStatusCmd(g *cli.Globals) *cobra.Command {
 var jobColumns = []string{"job", "state", "location", "market", "work_h", "done_h", "deadline", "finished_at",
 	"usd_spent", "preemptions", "lost_h", "submitted_at", "by"}
 
-func jobRow(j arbiter.JobRecord) cli.Row {
+func jobRow(j jobs.Record) cli.Row {
 	spec, run := j.Spec, j.Run
 	state := run.State
 	switch {

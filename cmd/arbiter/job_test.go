@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/bus/bustest"
 	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/cli/clitest"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
 const jobFleet = `locations:
@@ -50,7 +50,7 @@ func startJobBus(t *testing.T) *jobBus {
 		t.Fatal(err)
 	}
 	b := &jobBus{Env: env, at: time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)}
-	sub, err := arbiter.ServeJobRequests(ctx, env.JS, cfg, func() time.Time { return b.at }, slog.New(slog.DiscardHandler))
+	sub, err := jobs.Serve(ctx, env.JS, cfg, func() time.Time { return b.at }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
-	"github.com/bursar-dev/bursar/internal/jobs"
+	"github.com/bursar-dev/bursar/internal/jobreplay"
 )
 
 // replayJobFlags are the flags `arbiter replay --jobs` adds: the job replay of ../shared/JOBS.md.
 type replayJobFlags struct {
 	on bool
-	o  jobs.Options
+	o  jobreplay.Options
 }
 
 // servingOnly are the serving replay's flags that mean nothing to a job replay: giving one with
@@ -23,7 +23,7 @@ var servingOnly = []string{"binary-capacity", "target", "extra", "cold-start", "
 
 // addJobFlags registers --jobs and its flags on the replay command.
 func addJobFlags(cmd *cobra.Command, jf *replayJobFlags) {
-	jf.o = jobs.DefaultOptions()
+	jf.o = jobreplay.DefaultOptions()
 	f := cmd.Flags()
 	f.BoolVar(&jf.on, "jobs", false, "replay a deadline-bound, checkpointed job (../shared/JOBS.md) instead of serving replicas")
 	f.DurationVar(&jf.o.Deadline, "deadline", jf.o.Deadline, "with --jobs: the job's deadline from its start (whole seconds)")
@@ -33,7 +33,7 @@ func addJobFlags(cmd *cobra.Command, jf *replayJobFlags) {
 	cmd.Long += "\n\nWith --jobs it replays one deadline-bound job instead (the Can't-Be-Late rules of ../shared/JOBS.md):\n" +
 		"each trace file is a market of spot (a value >= 1: available) and on-demand at 3.06 vs 0.9731 USD/h;\n" +
 		"windows of 92.33 h per file (--windows, default 30); per policy the mean cost per job, its share of\n" +
-		"on-demand only, and the deadlines met. Job policies: " + strings.Join(jobs.PolicyNames(), ", ") + ".\n" +
+		"on-demand only, and the deadlines met. Job policies: " + strings.Join(jobreplay.PolicyNames(), ", ") + ".\n" +
 		"--zones all lets the job use every file's zone at once and shows each policy's best single zone beside it."
 	cmd.Example += "\n  # $TRACES: the folder holding the cant-be-late traces (../shared/data/traces in the workspace)\n" +
 		"  arbiter replay --jobs --trace \"$TRACES/cant-be-late/availability-1node-aws-10-26-2022\" \\\n" +
@@ -42,7 +42,7 @@ func addJobFlags(cmd *cobra.Command, jf *replayJobFlags) {
 		"    --zones all --policy greedy,uniform-progress,bursar-direct --deadline 70h --overhead 12m"
 }
 
-// runReplayJobs is `arbiter replay --jobs`: it checks the flags and hands them to jobs.Replay.
+// runReplayJobs is `arbiter replay --jobs`: it checks the flags and hands them to jobreplay.Replay.
 func runReplayJobs(cmd *cobra.Command, trace, policies string, windows int, jf *replayJobFlags, output string) error {
 	for _, name := range servingOnly {
 		if cmd.Flags().Changed(name) {
@@ -57,11 +57,11 @@ func runReplayJobs(cmd *cobra.Command, trace, policies string, windows int, jf *
 	}
 	o.Output = output
 	if output != "yaml" {
-		return jobs.Replay(cmd.Context(), o, cmd.OutOrStdout())
+		return jobreplay.Replay(cmd.Context(), o, cmd.OutOrStdout())
 	}
 	o.Output = "json"
 	var b bytes.Buffer
-	if err := jobs.Replay(cmd.Context(), o, &b); err != nil {
+	if err := jobreplay.Replay(cmd.Context(), o, &b); err != nil {
 		return err
 	}
 	return cli.JSONToYAML(cmd.OutOrStdout(), b.Bytes())

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
@@ -181,10 +182,10 @@ type KVBooks struct {
 
 func (s KVBooks) key(workload string) string { return bookPrefix + events.Token(workload) }
 
-// Load reads every book, as one stream of the bucket's latest values (eachLatest).
+// Load reads every book, as one stream of the bucket's latest values (bus.EachLatest).
 func (s KVBooks) Load(ctx context.Context) (map[string]*Book, error) {
 	out := map[string]*Book{}
-	err := eachLatest(ctx, s.KV, bookPrefix+">", func(e jetstream.KeyValueEntry) {
+	err := bus.EachLatest(ctx, s.KV, bookPrefix+">", func(e jetstream.KeyValueEntry) {
 		b, err := decodeBook(e.Key(), e.Value())
 		if err != nil {
 			s.corrupt(e, err, "skipped; the leader writes the workload's book anew over it")

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
 // books is the one owner of the leader's state: the ledger in memory, under mu, and its copy in
@@ -16,7 +18,7 @@ type books struct {
 	l  *ledger
 
 	store    BookStore // the books' bucket (KVBooks)
-	runs     jobKV     // the jobs bucket
+	runs     jobs.KV   // the jobs bucket
 	lease    *lease
 	slots    sync.Map // key → *sync.Mutex: one write of a book or job's run at a time (write)
 	gate     Gate
@@ -53,7 +55,7 @@ func (k *books) takeLead(ctx context.Context) (resume []string, holds []Hold, er
 			resume = append(resume, w)
 		}
 	}
-	runs, err := k.runs.loadRuns(ctx)
+	runs, err := k.runs.LoadRuns(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

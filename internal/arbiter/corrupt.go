@@ -87,6 +87,12 @@ func (c *corruptions) report(x Corruption) {
 	}
 }
 
+// reportEntry reports the value e found, with what was done about it (action): the jobs bucket's
+// OnCorrupt.
+func (c *corruptions) reportEntry(e jetstream.KeyValueEntry, err error, action string) {
+	c.report(corruptionOf(e, err, action))
+}
+
 // ReportCorrupt reports corruption found outside the service (the budgets bucket) as the
 // service reports its own: the error log, bursar_arbiter_corrupt_values_total and OnCorrupt.
 func (s *Service) ReportCorrupt(c Corruption) { s.corrupt.report(c) }

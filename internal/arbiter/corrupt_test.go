@@ -14,6 +14,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/jobs"
 	"github.com/bursar-dev/bursar/internal/testkit"
 )
 
@@ -179,8 +180,8 @@ func TestCorruptJobIsRestored(t *testing.T) {
 	rep.saw(t, "bursar_jobs", "job.tune")
 	rep.saw(t, "bursar_jobs", "state.tune")
 	eventually(t, "the job and its run are written back", func() bool {
-		jobs, err := arbiter.LoadJobs(ctx, h.env.JS)
-		return err == nil && len(jobs) == 1 && jobs[0].Spec.Workload.Name == "tune" && jobs[0].Run.State != ""
+		recs, err := jobs.Load(ctx, h.env.JS)
+		return err == nil && len(recs) == 1 && recs[0].Spec.Workload.Name == "tune" && recs[0].Run.State != ""
 	})
 	r.stop(t)
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
 // under runs fn on the ledger under the books' lock and returns what it returns.
@@ -137,7 +138,7 @@ func (s *Service) JobReported(name string) bool {
 }
 
 // JobRunOf is the job's run in this arbiter's table.
-func (s *Service) JobRunOf(name string) (run JobRun, ok bool) {
+func (s *Service) JobRunOf(name string) (run jobs.Run, ok bool) {
 	s.bk.with(func(l *ledger) {
 		if j := l.jobs[name]; j != nil {
 			run, ok = j.Run, true

@@ -14,6 +14,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
 // recordingBooks is slowBooks that keeps what each write begun once armed returned.
@@ -184,7 +185,7 @@ func runWritten(t *testing.T, r *running, jkv jetstream.KeyValue) uint64 {
 		if !ok || err != nil {
 			return false
 		}
-		var got arbiter.JobRun
+		var got jobs.Run
 		if json.Unmarshal(e.Value(), &got) != nil {
 			return false
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
 // jobYAML is one job of an hour's work due in three, allowed spot and on-demand in two zones.
@@ -180,7 +181,7 @@ func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 	eventually(t, "leading", r.Leading)
 	eventually(t, "the price is known", func() bool { return r.KnowsPrice(spot, 1.0) }) // a pass plans only then
 	nc, js := h.env.ConnectAs(t, bus.RoleBudget)
-	c, err := arbiter.NewJobClient(nc, bus.RoleBudget)
+	c, err := jobs.NewClient(nc, bus.RoleBudget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,16 +226,16 @@ func TestJobSubmittedOverTheBusRunsAndCancelStopsIt(t *testing.T) {
 		return lastJobState(t, h.env.JS, "tune").State == events.JobCancelled
 	})
 	eventually(t, "the state is saved", func() bool {
-		jobs, err := arbiter.LoadJobs(ctx, js)
-		return err == nil && len(jobs) == 1 && jobs[0].Run.State == events.JobCancelled
+		recs, err := jobs.Load(ctx, js)
+		return err == nil && len(recs) == 1 && recs[0].Run.State == events.JobCancelled
 	})
 	r.stop(t)
 	h.clock.Advance(time.Hour)
 	r2 := h.start("a2", func(o *arbiter.Options) { o.Interval = jobStep })
 	eventually(t, "the new arbiter leads", r2.Leading)
-	jobs, err := arbiter.LoadJobs(ctx, js)
-	if err != nil || len(jobs) != 1 || !jobs[0].Spec.SubmittedAt.Equal(t0) || r2.JobState("tune") != events.JobCancelled {
-		t.Errorf("after a restart: %+v, %v (state %q), want tune cancelled, submitted at %v", jobs, err, r2.JobState("tune"), t0)
+	recs, err := jobs.Load(ctx, js)
+	if err != nil || len(recs) != 1 || !recs[0].Spec.SubmittedAt.Equal(t0) || r2.JobState("tune") != events.JobCancelled {
+		t.Errorf("after a restart: %+v, %v (state %q), want tune cancelled, submitted at %v", recs, err, r2.JobState("tune"), t0)
 	}
 }
 

@@ -105,7 +105,7 @@ func later(a, b time.Time) time.Time {
 func (l *ledger) tell(j *job, b *Book, now time.Time) {
 	r := &j.Run
 	switch {
-	case r.ended():
+	case r.Ended():
 	case liveReplica(b) != nil:
 		r.State = events.JobRunning
 	case reclaimedReplica(b) != nil:
@@ -113,12 +113,12 @@ func (l *ledger) tell(j *job, b *Book, now time.Time) {
 	case r.State != events.JobSubmitted || r.Done > 0:
 		r.State = events.JobWaiting
 	}
-	if r.State == events.JobWaiting || r.ended() {
+	if r.State == events.JobWaiting || r.Ended() {
 		r.Location, r.Market, r.Price = "", "", 0
 	}
 	e := l.jobState(j, now)
 	if e.State != j.told.State || e.Location != j.told.Location || e.Market != j.told.Market ||
-		e.Preemptions != j.told.Preemptions || e.WorkDoneS != j.told.WorkDoneS && r.ended() {
+		e.Preemptions != j.told.Preemptions || e.WorkDoneS != j.told.WorkDoneS && r.Ended() {
 		l.ann.publish(e, "job", e.Job)
 		j.told = *e
 	}

@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,11 +12,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
 // jobIO is the job loop's hold on the bus: the jobs bucket and a watch of it.
 type jobIO struct {
-	kv    jobKV
+	kv    jobs.KV
 	watch jetstream.KeyWatcher
 	admin *nats.Subscription
 }
@@ -28,12 +30,12 @@ func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
 	io := &jobIO{kv: k.runs}
 	var err error
 	cfg, clock := k.l.cfg, k.l.clock // set once, at New
-	for _, j := range configJobs(cfg, clock.Now()) {
-		if err := io.kv.ensureSpec(ctx, j, k.l.corrupt.report); err != nil {
+	for _, j := range jobs.FromConfig(cfg, clock.Now()) {
+		if err := io.kv.EnsureSpec(ctx, j); err != nil {
 			return nil, err
 		}
 	}
-	io.watch, err = io.kv.kv.WatchAll(ctx)
+	io.watch, err = io.kv.KV.WatchAll(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watching KV bucket %s: %w", bus.BucketJobs, err)
 	}
@@ -43,7 +45,7 @@ func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
 		}
 		k.with(func(l *ledger) { l.foldJob(e) })
 	}
-	io.admin, err = serveJobs(ctx, nc, io.kv, cfg, clock.Now, k.log)
+	io.admin, err = io.kv.Serve(ctx, nc, cfg, clock.Now, k.log)
 	if err != nil {
 		_ = io.watch.Stop()
 		return nil, err
@@ -112,7 +114,7 @@ func (l *ledger) foldJob(e jetstream.KeyValueEntry) bool {
 	}
 	switch {
 	case strings.HasPrefix(e.Key(), bus.JobSpecPrefix):
-		spec, err := decodeSpec(e.Key(), e.Value())
+		spec, err := jobs.DecodeSpec(e.Key(), e.Value())
 		if err != nil {
 			l.badSpec(e, err)
 			return false
@@ -126,7 +128,7 @@ func (l *ledger) foldJob(e jetstream.KeyValueEntry) bool {
 		j.Spec = spec
 		return true
 	case strings.HasPrefix(e.Key(), bus.JobStatePrefix):
-		run, err := decodeRun(e.Value())
+		run, err := jobs.DecodeRun(e.Value())
 		if err != nil {
 			l.badRun(e, err)
 			return false
@@ -136,7 +138,7 @@ func (l *ledger) foldJob(e jetstream.KeyValueEntry) bool {
 		}
 		name := strings.TrimPrefix(e.Key(), bus.JobStatePrefix)
 		for n, j := range l.jobs {
-			if stateKey(n) == e.Key() || n == name {
+			if jobs.StateKey(n) == e.Key() || n == name {
 				j.Run, j.saved, j.rev = run, run, e.Revision()
 			}
 		}
@@ -146,7 +148,7 @@ func (l *ledger) foldJob(e jetstream.KeyValueEntry) bool {
 
 // saveJobs writes the runs changed since they were last written, outside the books' lock, each
 // as a book is written (saveRun). It stops at the first that fails: that ended the lead.
-func (k *books) saveJobs(ctx context.Context, kv jobKV) {
+func (k *books) saveJobs(ctx context.Context, kv jobs.KV) {
 	var todo []string
 	k.with(func(l *ledger) {
 		if !l.leading {
@@ -169,8 +171,8 @@ func (k *books) saveJobs(ctx context.Context, kv jobKV) {
 // saveRun writes the job's run if it changed since its last write, by the leader's one way to
 // write (write): stamped with the lease's epoch, by a compare-and-set on the revision of its key
 // last read or written. A write refused or failed ends the lead, as a book's does.
-func (k *books) saveRun(ctx context.Context, kv jobKV, name string) error {
-	return k.write(ctx, stateKey(name), func(epoch uint64) (func(context.Context) error, func(), error) {
+func (k *books) saveRun(ctx context.Context, kv jobs.KV, name string) error {
+	return k.write(ctx, jobs.StateKey(name), func(epoch uint64) (func(context.Context) error, func(), error) {
 		j := k.l.jobs[name]
 		if j == nil || j.Run == j.saved {
 			return nil, nil, nil
@@ -182,7 +184,7 @@ func (k *books) saveRun(ctx context.Context, kv jobKV, name string) error {
 		save := func(ctx context.Context) (err error) {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			wrote, err = kv.saveRun(cctx, name, run, rev)
+			wrote, err = putRun(cctx, kv, name, run, rev)
 			return err
 		}
 		done := func() {
@@ -193,4 +195,24 @@ func (k *books) saveRun(ctx context.Context, kv jobKV, name string) error {
 		}
 		return save, done, nil
 	})
+}
+
+// putRun writes the job's run by a compare-and-set on rev, the revision of its key last read or
+// written (casPut, as a book is written), and returns the revision written: ErrDeposed when
+// another arbiter wrote it since. A key holding something that is not a run is reported
+// (kv.OnCorrupt) and written over.
+func putRun(ctx context.Context, kv jobs.KV, name string, r jobs.Run, rev uint64) (uint64, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return 0, fmt.Errorf("encoding the state of job %s: %w", name, err)
+	}
+	wrote, err := casPut(ctx, kv.KV, jobs.StateKey(name), data, rev, jobs.CheckRun, func(e jetstream.KeyValueEntry, err error) {
+		if kv.OnCorrupt != nil {
+			kv.OnCorrupt(e, err, "restored from the leader's copy")
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("saving the state of job %s: %w", name, err)
+	}
+	return wrote, nil
 }

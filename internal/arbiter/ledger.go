@@ -48,7 +48,7 @@ type ledger struct {
 	truth     truth
 	reportSeq atomic.Uint64
 	// jobs are the deadline-bound jobs (bursar.yaml's and submitted ones; see jobs.go).
-	jobs jobs
+	jobs jobTable
 	// badSpecs are the submission keys found holding something else, by the revision found;
 	// the leader writes the job's submission back over them (books.restoreSpecs).
 	badSpecs map[string]uint64

@@ -79,12 +79,12 @@ func (s *Service) quick(ctx context.Context, trigger string, start time.Time) bo
 	return answered
 }
 
-// commit records a decision's actions, with those of the jobs planned now (jobs), touches the
+// commit records a decision's actions, with those of the jobs planned now (act), touches the
 // changed books and hands them to the workers. It returns the new holds, to ask about once their
 // books are durable (books.askWhenSaved).
-func (l *ledger) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, jobs []*job,
+func (l *ledger) commit(ctx context.Context, d placement.Decision, now time.Time, dirty map[string]bool, act []*job,
 	trigger string, start time.Time) []Hold {
-	d.Actions = append(d.Actions, l.planJobs(jobs, now)...)
+	d.Actions = append(d.Actions, l.planJobs(act, now)...)
 	n, holds := l.record(ctx, d, now, dirty)
 	l.touchAll(dirty)
 	for w, b := range l.books {

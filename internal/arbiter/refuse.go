@@ -87,7 +87,7 @@ func eventAt(evs []events.Event, i int) string {
 }
 
 // checkProgress refuses a job.progress that claims more work than the job can have done by its
-// time: the time since its first instance was launched (JobRun.StartedAt; none before), plus
+// time: the time since its first instance was launched (jobs.Run.StartedAt; none before), plus
 // progressSlack. A time further ahead of now than the slack is refused too, or it would allow
 // any amount.
 func checkProgress(j *job, e *events.JobProgress, now time.Time) error {

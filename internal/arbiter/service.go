@@ -14,6 +14,7 @@ import (
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/jobs"
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
@@ -91,9 +92,9 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	s.ann = &announcer{pub: bus.NewPublisher(o.JS), log: log, clock: o.Clock, actor: "arbiter/" + o.Identity}
 	l := &ledger{cfg: o.Config, clock: o.Clock, gate: o.Gate, act: o.Actuator, policy: o.Policy, interval: o.Interval,
 		mk: s.mk, m: s.m, log: log, ann: s.ann, corrupt: corrupt, saveReq: make(chan struct{}, 1),
-		jobsSave: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(), jobs: jobs{},
+		jobsSave: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(), jobs: jobTable{},
 		badSpecs: map[string]uint64{}}
-	s.bk = &books{l: l, store: store, runs: jobKV{kv: jkv, report: corrupt.report}, lease: s.lease, gate: o.Gate,
+	s.bk = &books{l: l, store: store, runs: jobs.KV{KV: jkv, OnCorrupt: corrupt.reportEntry}, lease: s.lease, gate: o.Gate,
 		ann: s.ann, m: s.m, log: log, leaseTTL: o.LeaseTTL}
 	s.exec = newExecutor(s.bk, o.Actuator, log, s.m, o.Workers)
 	l.exec = s.exec

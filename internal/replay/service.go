@@ -215,7 +215,7 @@ func (p *service) Close() error {
 }
 
 // Clock is a replay's time: it stands still until the replay moves it (Set). The job replay
-// (internal/jobs) steps its arbiter on one too.
+// (internal/jobreplay) steps its arbiter on one too.
 type Clock struct {
 	mu  sync.Mutex
 	now time.Time

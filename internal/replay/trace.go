@@ -139,7 +139,7 @@ func ParseZone(name string, data []byte, opts LoadOptions) (Zone, error) {
 }
 
 // ParseZoneSamples decodes one zone file without expanding it: one value per sample and the
-// file's gap_seconds. The job replay (internal/jobs) runs each file on its own tick.
+// file's gap_seconds. The job replay (internal/jobreplay) runs each file on its own tick.
 func ParseZoneSamples(data []byte, binary bool) (samples []int, gapSeconds int, err error) {
 	f, gap, err := decodeZone(data)
 	if err != nil {

@@ -1,9 +1,9 @@
-// Package jobs replays deadline-bound, checkpointed jobs on spot capacity under the rules of the
+// Package jobreplay replays deadline-bound, checkpointed jobs on spot capacity under the rules of the
 // Can't-Be-Late simulator (Wu et al., NSDI'24), written down in ../shared/JOBS.md, so that
 // on-demand, Greedy, Uniform Progress, a hindsight optimum and Bursar's deadline planner are
 // compared on equal terms. This package is the rules' single implementation: every quantity is a
 // whole number of seconds, as in the reference, so its numbers match the reference to the cent.
-package jobs
+package jobreplay
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package jobs
+package jobreplay
 
 // The reference policies of JOBS.md: on-demand only, Greedy and Uniform Progress. Each reads
 // the View alone; across several zones they take spot in the zone that runs now, else the zone
