@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
@@ -17,6 +18,8 @@ type books struct {
 	mu sync.Mutex
 	l  *ledger
 
+	cfg      *fleet.Config
+	clock    Clock
 	store    BookStore // the books' bucket (KVBooks)
 	runs     jobs.KV   // the jobs bucket
 	lease    *lease
@@ -26,6 +29,8 @@ type books struct {
 	m        *metrics
 	log      *slog.Logger
 	leaseTTL time.Duration
+	// saveReq wakes the saver, jobsSave the job loop (the ledger's touch and tell signal them).
+	saveReq, jobsSave chan struct{}
 }
 
 // with runs fn on the ledger, holding the books' lock.
@@ -79,14 +84,14 @@ func (k *books) stepDown() { k.with((*ledger).depose) }
 
 // write writes one value the leader keeps (a book, a job's run). Writes of one key go one at a
 // time, in order (its slot), as the compare-and-set needs; writes of different keys never wait
-// for each other. Under the books' lock, take copies the value stamped with the lease's epoch and returns
-// how to save the copy (save nil: nothing to write) and how to record it once saved (done); the
-// save runs outside it. A write is refused with ErrDeposed when the lease is no longer the one
+// for each other. Under the books' lock, take copies the value from the ledger stamped with the
+// lease's epoch and returns how to save the copy (save nil: nothing to write) and how to record it
+// in the ledger once saved (done); the save runs outside the lock. A write is refused with ErrDeposed when the lease is no longer the one
 // this arbiter took the lead under, or when the compare-and-set finds the key written by another
 // arbiter. That, or any other failed write, ends the lead: this arbiter's copy can no longer be
 // trusted, and the next lease tick reloads it.
 func (k *books) write(ctx context.Context, key string,
-	take func(epoch uint64) (save func(context.Context) error, done func(), err error)) error {
+	take func(l *ledger, epoch uint64) (save func(context.Context) error, done func(), err error)) error {
 	slot, _ := k.slots.LoadOrStore(key, new(sync.Mutex))
 	slot.(*sync.Mutex).Lock()
 	defer slot.(*sync.Mutex).Unlock()
@@ -105,7 +110,7 @@ func (k *books) write(ctx context.Context, key string,
 			err = ErrDeposed
 			return
 		}
-		save, done, err = take(epoch)
+		save, done, err = take(l, epoch)
 		lead = l.lead
 	})
 	if err != nil || save == nil {

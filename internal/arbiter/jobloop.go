@@ -29,7 +29,7 @@ type jobIO struct {
 func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
 	io := &jobIO{kv: k.runs}
 	var err error
-	cfg, clock := k.l.cfg, k.l.clock // set once, at New
+	cfg, clock := k.cfg, k.clock
 	for _, j := range jobs.FromConfig(cfg, clock.Now()) {
 		if err := io.kv.EnsureSpec(ctx, j); err != nil {
 			return nil, err
@@ -75,7 +75,7 @@ func (k *books) jobLoop(ctx context.Context, io *jobIO, changed chan struct{}) {
 				signal(changed)
 			}
 			k.restoreSpecs(ctx, io.kv)
-		case <-k.l.jobsSave:
+		case <-k.jobsSave:
 			k.saveJobs(ctx, io.kv)
 		case <-tick.C:
 			k.restoreSpecs(ctx, io.kv)
@@ -172,8 +172,8 @@ func (k *books) saveJobs(ctx context.Context, kv jobs.KV) {
 // write (write): stamped with the lease's epoch, by a compare-and-set on the revision of its key
 // last read or written. A write refused or failed ends the lead, as a book's does.
 func (k *books) saveRun(ctx context.Context, kv jobs.KV, name string) error {
-	return k.write(ctx, jobs.StateKey(name), func(epoch uint64) (func(context.Context) error, func(), error) {
-		j := k.l.jobs[name]
+	return k.write(ctx, jobs.StateKey(name), func(l *ledger, epoch uint64) (func(context.Context) error, func(), error) {
+		j := l.jobs[name]
 		if j == nil || j.Run == j.saved {
 			return nil, nil, nil
 		}

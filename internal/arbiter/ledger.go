@@ -47,7 +47,7 @@ type ledger struct {
 	// read and counted without the lock (books.numberReport).
 	truth     truth
 	reportSeq atomic.Uint64
-	// jobs are the deadline-bound jobs (bursar.yaml's and submitted ones; see jobs.go).
+	// jobs are the deadline-bound jobs (bursar.yaml's and submitted ones; see jobtable.go).
 	jobs jobTable
 	// badSpecs are the submission keys found holding something else, by the revision found;
 	// the leader writes the job's submission back over them (books.restoreSpecs).

@@ -64,8 +64,8 @@ func runnable(b *Book) bool {
 // flush writes workload w's book if it changed since its last write, and returns once it is
 // durable. It is the leader's one way to write (write): a failed or refused write ends its lead.
 func (k *books) flush(ctx context.Context, w string) error {
-	return k.write(ctx, bookPrefix+w, func(epoch uint64) (func(context.Context) error, func(), error) {
-		b := k.l.books[w]
+	return k.write(ctx, bookPrefix+w, func(l *ledger, epoch uint64) (func(context.Context) error, func(), error) {
+		b := l.books[w]
 		if b == nil {
 			return nil, nil, errNotLeading
 		}
@@ -85,7 +85,7 @@ func (k *books) saveLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-k.l.saveReq:
+		case <-k.saveReq:
 			k.saveAll(ctx)
 		}
 	}

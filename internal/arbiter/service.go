@@ -94,7 +94,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 		mk: s.mk, m: s.m, log: log, ann: s.ann, corrupt: corrupt, saveReq: make(chan struct{}, 1),
 		jobsSave: make(chan struct{}, 1), unsaved: map[string]bool{}, truth: newTruth(), jobs: jobTable{},
 		badSpecs: map[string]uint64{}}
-	s.bk = &books{l: l, store: store, runs: jobs.KV{KV: jkv, OnCorrupt: corrupt.reportEntry}, lease: s.lease, gate: o.Gate,
+	s.bk = &books{l: l, cfg: o.Config, clock: o.Clock, saveReq: l.saveReq, jobsSave: l.jobsSave, store: store, runs: jobs.KV{KV: jkv, OnCorrupt: corrupt.reportEntry}, lease: s.lease, gate: o.Gate,
 		ann: s.ann, m: s.m, log: log, leaseTTL: o.LeaseTTL}
 	s.exec = newExecutor(s.bk, o.Actuator, log, s.m, o.Workers)
 	l.exec = s.exec
