@@ -83,13 +83,13 @@ func (k *books) takeLead(ctx context.Context) (resume []string, holds []Hold, er
 func (k *books) stepDown() { k.with((*ledger).depose) }
 
 // write writes one value the leader keeps (a book, a job's run). Writes of one key go one at a
-// time, in order (its slot), as the compare-and-set needs; writes of different keys never wait
-// for each other. Under the books' lock, take copies the value from the ledger stamped with the
-// lease's epoch and returns how to save the copy (save nil: nothing to write) and how to record it
-// in the ledger once saved (done); the save runs outside the lock. A write is refused with ErrDeposed when the lease is no longer the one
-// this arbiter took the lead under, or when the compare-and-set finds the key written by another
-// arbiter. That, or any other failed write, ends the lead: this arbiter's copy can no longer be
-// trusted, and the next lease tick reloads it.
+// time, in order (its slot), as the compare-and-set needs; writes of different keys never wait for
+// each other. Under the books' lock, take copies the value from the ledger stamped with the lease's
+// epoch and returns how to save the copy (save nil: nothing to write) and how to record it in the
+// ledger once saved (done); the save runs outside the lock. A write is refused with ErrDeposed when
+// the lease is no longer the one this arbiter took the lead under, or when the compare-and-set
+// finds the key written by another arbiter. That, or any other failed write, ends the lead: this
+// arbiter's copy can no longer be trusted, and the next lease tick reloads it.
 func (k *books) write(ctx context.Context, key string,
 	take func(l *ledger, epoch uint64) (save func(context.Context) error, done func(), err error)) error {
 	slot, _ := k.slots.LoadOrStore(key, new(sync.Mutex))

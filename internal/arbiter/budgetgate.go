@@ -54,9 +54,9 @@ type BudgetOptions struct {
 
 // Budgets is the arbiter's Gate and Caps over the budget policies in the KV bucket. It keeps the
 // policies current, folds replica.state events into the spend ledger, evaluates the policies on
-// every planning pass (the alert loop publishes a crossing as budget.alert), and sends each
-// action a policy holds back to its Approvals, applying or dropping it when the decision comes. Alerts are only
-// queued by Caps, which the arbiter calls while leading, so a standby never alerts.
+// every planning pass (the alert loop publishes a crossing as budget.alert), and sends each action
+// a policy holds back to its Approvals, applying or dropping it when the decision comes. Alerts are
+// only queued by Caps, which the arbiter calls while leading, so a standby never alerts.
 type Budgets struct {
 	o    BudgetOptions
 	gate *budget.Gate

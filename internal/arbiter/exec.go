@@ -15,9 +15,9 @@ import (
 // maxTries is how often an action is tried before it is given up as failed.
 const maxTries = 5
 
-// actionBooks is what the executor needs of the books it runs actions from. The Service owns the
-// books: it says where a workload has actions to run, records durably that an action's actuator
-// is about to be called, and records how the call went.
+// actionBooks is what the executor needs of the books it runs actions from (books.go): they say
+// where a workload has actions to run, record durably that an action's actuator is about to be
+// called, and record how the call went.
 type actionBooks interface {
 	// locationsToRun lists the locations where workload has actions to run.
 	locationsToRun(workload string) []locationToRun

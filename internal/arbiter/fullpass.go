@@ -12,9 +12,9 @@ import (
 // holding the books, so that books changing under every try cannot starve it.
 const lockedAfter = 3
 
-// planInput is what a full pass plans from, taken under the books' lock: the snapshot, and what of the books
-// it read (replicas in snapshot order, each workload's last move, the lead), to tell at the end
-// whether the books changed meanwhile.
+// planInput is what a full pass plans from, taken under the books' lock: the snapshot, and what
+// of the books it read (replicas in snapshot order, each workload's last move, the lead), to tell
+// at the end whether the books changed meanwhile.
 type planInput struct {
 	snap  placement.Snapshot
 	reps  []placement.Replica

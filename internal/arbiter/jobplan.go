@@ -25,11 +25,11 @@ const (
 const KindCheckpoint = actuate.KindCheckpoint
 
 // planJobs decides, for each of the active jobs act (activeJobs, or some of them), where it runs
-// until the next decision, and returns the actions that take it there. They join the pass's decision, so they go through the
-// same gate (budgets, approvals) as replicas' and share their capacity. A job with a launch or a
-// stop in flight waits for it to land before it is planned again; a checkpoint, or the retire of
-// an instance already lost (reclaimed, or a launch given up for want of capacity), does not hold
-// it: the job is placed again in the same pass.
+// until the next decision, and returns the actions that take it there. They join the pass's
+// decision, so they go through the same gate (budgets, approvals) as replicas' and share their
+// capacity. A job with a launch or a stop in flight waits for it to land before it is planned
+// again; a checkpoint, or the retire of an instance already lost (reclaimed, or a launch given up
+// for want of capacity), does not hold it: the job is placed again in the same pass.
 func (l *ledger) planJobs(act []*job, now time.Time) []placement.Action {
 	if len(act) == 0 {
 		return nil

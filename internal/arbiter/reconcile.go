@@ -55,12 +55,13 @@ func (l *ledger) noteReport(obs []actuate.Observed, seq uint64) {
 	}
 }
 
-// reconcile makes the books follow the actuators: a group that holds fewer replicas than its
-// book, in a report made after the group's last action ended and with no action in flight on it,
-// loses the excess from its book (launching replicas first, the newest first), so the planner
-// replaces them instead of waiting for replicas that will never come; the book keeps the loss. A spot replica dropped so,
-// with no notice, is recorded as ended: it was seen alive until now and nothing says it was
-// reclaimed, so its survival still counts for the offer's hazard, as a drained one's does.
+// reconcile makes the books follow the actuators: a group that holds fewer replicas than its book,
+// in a report made after the group's last action ended and with no action in flight on it, loses
+// the excess from its book (launching replicas first, the newest first), so the planner replaces
+// them instead of waiting for replicas that will never come; the book keeps the loss. A spot
+// replica dropped so, with no notice, is recorded as ended: it was seen alive until now and nothing
+// says it was reclaimed, so its survival still counts for the offer's hazard, as a drained one's
+// does.
 func (l *ledger) reconcile(now time.Time, dirty map[string]bool) {
 	desired := l.mk.reported(func(o actuate.Observed) int { return o.Desired })
 	for _, w := range l.workloadNames() {

@@ -7,12 +7,13 @@ import (
 )
 
 // Books are written off the books' lock. A change is made in the ledger under the lock, and touch
-// marks the book changed; flush writes its newest version outside the lock, as write (fence.go) writes
-// every value the leader keeps: one at a time per key, by a compare-and-set under the lease's
-// epoch; writes of different books never wait for each other. A worker flushes its workload's
-// book before it calls an actuator, so an action is durable before it is applied; the saver
-// writes the other changed books in the background, several at once. So neither a full pass's thousand writes nor one slow write holds
-// the books, delays a reclaim's replacement or the lease's renewal.
+// marks the book changed; flush writes its newest version outside the lock, as write (books.go)
+// writes every value the leader keeps: one at a time per key, by a compare-and-set under the
+// lease's epoch; writes of different books never wait for each other. A worker flushes its
+// workload's book before it calls an actuator, so an action is durable before it is applied; the
+// saver writes the other changed books in the background, several at once. So neither a full pass's
+// thousand writes nor one slow write holds the books, delays a reclaim's replacement or the lease's
+// renewal.
 
 // saveWorkers is how many books the saver writes at once.
 const saveWorkers = 8

@@ -74,7 +74,7 @@ type Gate interface {
 
 // Asker is a Gate that asks people about its holds. The arbiter calls Ask once a hold is recorded,
 // and for every hold in the books when it takes the lead, so a question outlives the arbiter that
-// asked it. Ask must not block (it may be called with the books' lock held) and asks each hold id
+// asked it. Ask must not block (it is called on the loop taking the lead) and asks each hold id
 // once.
 type Asker interface {
 	Ask(ctx context.Context, h Hold)

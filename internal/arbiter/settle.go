@@ -11,10 +11,11 @@ import (
 	"github.com/bursar-dev/bursar/internal/placement"
 )
 
-// settle brings the books up to date with what happened since the last pass: reclaim notices
-// mark replicas reclaimed, replicas past their reclaim deadline are retired, what the actuators
-// report drops what they do not hold and promotes launching replicas, and launches that cannot get capacity are given up;
-// what was lost so is kept in the book (Lost) until restored. It returns the workloads whose books changed.
+// settle brings the books up to date with what happened since the last pass: reclaim notices mark
+// replicas reclaimed, replicas past their reclaim deadline are retired, what the actuators report
+// drops what they do not hold and promotes launching replicas, and launches that cannot get
+// capacity are given up; what was lost so is kept in the book (Lost) until restored. It returns the
+// workloads whose books changed.
 func (l *ledger) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
 	l.applyNotices(now, dirty)
