@@ -15,9 +15,8 @@ import (
 	"github.com/bursar-dev/bursar/internal/jobs"
 )
 
-// jobIO is the job loop's hold on the bus: the jobs bucket and a watch of it.
+// jobIO is the job loop's hold on the bus: a watch of the jobs bucket and the admin service.
 type jobIO struct {
-	kv    jobs.KV
 	watch jetstream.KeyWatcher
 	admin *nats.Subscription
 }
@@ -27,15 +26,14 @@ type jobIO struct {
 // first start, not from each restart), and begins answering "arbiter job submit|cancel". It
 // returns once the table holds every job, so no plan is made without them.
 func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
-	io := &jobIO{kv: k.runs}
+	io := &jobIO{}
 	var err error
-	cfg, clock := k.cfg, k.clock
-	for _, j := range jobs.FromConfig(cfg, clock.Now()) {
-		if err := io.kv.EnsureSpec(ctx, j); err != nil {
+	for _, j := range jobs.FromConfig(k.cfg, k.clock.Now()) {
+		if err := k.runs.EnsureSpec(ctx, j); err != nil {
 			return nil, err
 		}
 	}
-	io.watch, err = io.kv.KV.WatchAll(ctx)
+	io.watch, err = k.runs.KV.WatchAll(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watching KV bucket %s: %w", bus.BucketJobs, err)
 	}
@@ -45,7 +43,7 @@ func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
 		}
 		k.with(func(l *ledger) { l.foldJob(e) })
 	}
-	io.admin, err = io.kv.Serve(ctx, nc, cfg, clock.Now, k.log)
+	io.admin, err = k.runs.Serve(ctx, nc, k.cfg, k.clock.Now, k.log)
 	if err != nil {
 		_ = io.watch.Stop()
 		return nil, err
@@ -74,12 +72,12 @@ func (k *books) jobLoop(ctx context.Context, io *jobIO, changed chan struct{}) {
 			if more {
 				signal(changed)
 			}
-			k.restoreSpecs(ctx, io.kv)
+			k.restoreSpecs(ctx)
 		case <-k.jobsSave:
-			k.saveJobs(ctx, io.kv)
+			k.saveJobs(ctx)
 		case <-tick.C:
-			k.restoreSpecs(ctx, io.kv)
-			k.saveJobs(ctx, io.kv)
+			k.restoreSpecs(ctx)
+			k.saveJobs(ctx)
 			landed := false
 			k.with(func(l *ledger) { landed = l.moveLanded() })
 			if landed {
@@ -148,7 +146,7 @@ func (l *ledger) foldJob(e jetstream.KeyValueEntry) bool {
 
 // saveJobs writes the runs changed since they were last written, outside the books' lock, each
 // as a book is written (saveRun). It stops at the first that fails: that ended the lead.
-func (k *books) saveJobs(ctx context.Context, kv jobs.KV) {
+func (k *books) saveJobs(ctx context.Context) {
 	var todo []string
 	k.with(func(l *ledger) {
 		if !l.leading {
@@ -162,7 +160,7 @@ func (k *books) saveJobs(ctx context.Context, kv jobs.KV) {
 	})
 	slices.Sort(todo)
 	for _, name := range todo {
-		if k.saveRun(ctx, kv, name) != nil {
+		if k.saveRun(ctx, name) != nil {
 			return
 		}
 	}
@@ -171,7 +169,7 @@ func (k *books) saveJobs(ctx context.Context, kv jobs.KV) {
 // saveRun writes the job's run if it changed since its last write, by the leader's one way to
 // write (write): stamped with the lease's epoch, by a compare-and-set on the revision of its key
 // last read or written. A write refused or failed ends the lead, as a book's does.
-func (k *books) saveRun(ctx context.Context, kv jobs.KV, name string) error {
+func (k *books) saveRun(ctx context.Context, name string) error {
 	return k.write(ctx, jobs.StateKey(name), func(l *ledger, epoch uint64) (func(context.Context) error, func(), error) {
 		j := l.jobs[name]
 		if j == nil || j.Run == j.saved {
@@ -184,7 +182,7 @@ func (k *books) saveRun(ctx context.Context, kv jobs.KV, name string) error {
 		save := func(ctx context.Context) (err error) {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			wrote, err = putRun(cctx, kv, name, run, rev)
+			wrote, err = putRun(cctx, k.runs, name, run, rev)
 			return err
 		}
 		done := func() {

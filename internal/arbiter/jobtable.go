@@ -112,7 +112,7 @@ func (l *ledger) jobNamed(key string) *job {
 
 // restoreSpecs writes back, while leading, the submissions badSpec queued, each by a
 // compare-and-set on the revision found there.
-func (k *books) restoreSpecs(ctx context.Context, kv jobs.KV) {
+func (k *books) restoreSpecs(ctx context.Context) {
 	todo := map[string]jobs.Spec{}
 	var revs map[string]uint64
 	k.with(func(l *ledger) {
@@ -129,7 +129,7 @@ func (k *books) restoreSpecs(ctx context.Context, kv jobs.KV) {
 	})
 	for key, spec := range todo {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		ok, err := kv.RestoreSpec(cctx, spec, revs[key])
+		ok, err := k.runs.RestoreSpec(cctx, spec, revs[key])
 		cancel()
 		switch {
 		case err != nil:
