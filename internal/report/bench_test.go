@@ -238,7 +238,9 @@ func settle(ctx context.Context, b *testing.B, s *store.Store) {
 // interval clipped to the window, plus each series' interval open since its latest sample.
 func rawCostSQL(s *store.Store, o Options) string {
 	since, until := o.Window.Since.UnixMilli(), o.Window.Until.UnixMilli()
-	now := min(o.Now.UnixMilli(), until)
+	// An open interval ends when the fleet was last heard from (lastHeard), never past Now.
+	end := fmt.Sprintf("least(%[1]d, ifNull((SELECT toUnixTimestamp64Milli(max(at)) FROM %[2]s), %[1]d))",
+		min(o.Now.UnixMilli(), until), s.Table("replica_state"))
 	return fmt.Sprintf(`SELECT workload, sum(u) AS usd, sum(g) AS gpu_hours,
 		if(usd = 0, 0, sumIf(u, market = 'spot') / usd) AS spot_share
 		FROM (
@@ -252,9 +254,9 @@ func rawCostSQL(s *store.Store, o Options) string {
 			SELECT workload, market, ready * usd_per_hour * ms / 3600000, ready * gpus * ms / 3600000
 			FROM (SELECT workload, location, market, offer, argMax(ready, at) AS ready,
 					argMax(usd_per_hour, at) AS usd_per_hour, argMax(gpus_per_replica, at) AS gpus,
-					toUnixTimestamp64Milli(max(at)) AS last_ms, %[3]d - greatest(last_ms, %[1]d) AS ms
-				FROM %[4]s GROUP BY workload, location, market, offer HAVING ready > 0 AND last_ms < %[3]d)
-		) GROUP BY workload ORDER BY workload`, since, until, now, s.Table("replica_state"))
+					toUnixTimestamp64Milli(max(at)) AS last_ms, %[3]s - greatest(last_ms, %[1]d) AS ms
+				FROM %[4]s GROUP BY workload, location, market, offer HAVING ready > 0 AND last_ms < %[3]s)
+		) GROUP BY workload ORDER BY workload`, since, until, end, s.Table("replica_state"))
 }
 
 // rawTokensSQL is `report tokens --by workload` as GROUP BYs over raw rows: the token counters'
