@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -140,5 +141,39 @@ func TestDashboardSpendMatchesReport(t *testing.T) {
 	}
 	if got["aws-use1"] != 17 || got["gcp-usc1"] != 6 {
 		t.Errorf("dashboard spend = %v, want aws-use1 17, gcp-usc1 6", got)
+	}
+}
+
+// The panel of cost per million tokens by GPU type and market splits tokens as report tokens does
+// without per-type rates: over a whole hour they agree.
+func TestDashboardTokensByTypeMatchesReport(t *testing.T) {
+	st := twoTypes(t)
+	sql := panelSQL(t, "Cost per million tokens by GPU type and market")
+	rows, err := queryRows[struct {
+		Series string  `json:"series"`
+		USD    float64 `json:"usd_per_m_tokens"`
+	}](ctxT(t), st, expand(sql, st.Database(), at("10:00").Unix(), at("11:00").Unix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range rows {
+		got[r.Series] = r.USD
+	}
+	res, err := Tokens(ctxT(t), st, TokenOptions{Options: opts("10:00", "11:00", GPU, Market)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, r := range res.Rows {
+		want[r["gpu"].(string)+" "+r["market"].(string)] = r["usd_per_m_tokens"].(float64)
+	}
+	if len(want) != 2 || len(got) != len(want) {
+		t.Fatalf("dashboard %v, report %v: want the same two series", got, want)
+	}
+	for k, w := range want {
+		if math.Abs(got[k]-w) > 1e-3 {
+			t.Errorf("%s: dashboard %.4f $/M tokens, report %.4f", k, got[k], w)
+		}
 	}
 }

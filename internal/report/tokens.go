@@ -19,6 +19,10 @@ type TokenOptions struct {
 	Options
 	// OutputWeight is the cost of an output token in input tokens; 0 means DefaultOutputWeight.
 	OutputWeight float64
+	// Rate, when given, is what one replica of a GPU type serves for a workload (any unit, the
+	// same for the workload's types; 0 when unknown): tokens by GPU, market or provider are
+	// split among what ran in proportion to it (attribute).
+	Rate func(workload, gpu string) float64
 }
 
 // tokenUse is what one workload at one location served in one hour.
@@ -80,24 +84,29 @@ func loadTokens(ctx context.Context, q Querier, o Options, step time.Duration) (
 }
 
 // Tokens is `report tokens`: tokens served and what they cost per million, blended and split into
-// input and output, by workload, location or region.
+// input and output, by workload, location, region or team as counted, and by provider, market or
+// GPU type as attributed to what ran (attribute).
 func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
-	for _, d := range o.By {
-		if d != Workload && d != Location && d != Region && d != Team {
-			return nil, fmt.Errorf("--by %s: token counters are kept by workload and location; use workload, location, region or team", d)
-		}
-	}
 	weight := o.OutputWeight
 	if weight <= 0 {
 		weight = DefaultOutputWeight
 	}
-	toks, err := loadTokens(ctx, q, o.Options, bucketOf(o.Window))
+	split := splitsTokens(o.Options)
+	uo := o.Options
+	if split {
+		uo = withoutOfferFilter(o.Options)
+	}
+	toks, err := loadTokens(ctx, q, uo, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
 	}
-	us, err := costUsage(ctx, q, o.Options, bucketOf(o.Window))
+	us, err := costUsage(ctx, q, uo, bucketOf(o.Window))
 	if err != nil {
 		return nil, err
+	}
+	shares := wholeShares(toks)
+	if split {
+		shares = attribute(toks, us, o.Rate)
 	}
 	type agg struct {
 		vals                   []string
@@ -106,8 +115,7 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	}
 	groups := map[string]*agg{}
 	var order []string
-	get := func(workload, location string) *agg {
-		k := Key{Workload: workload, Location: location}
+	get := func(k Key) *agg {
 		vals := make([]string, len(o.By))
 		for i, d := range o.By {
 			vals[i] = k.dim(d, o.Options)
@@ -120,18 +128,25 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 		return groups[id]
 	}
 	var pts []Point
-	for _, t := range toks {
-		if !o.Filter.keep(Region, o.region(t.Location)) || !o.Filter.keep(Team, o.team(t.Workload)) {
+	for _, t := range shares {
+		if !o.Filter.keep(Region, o.region(t.Location)) || !o.Filter.keep(Team, o.team(t.Workload)) ||
+			split && !o.Filter.keepOffer(t.Key) {
 			continue
 		}
-		a := get(t.Workload, t.Location)
-		a.prompt += float64(t.Prompt)
-		a.gen += float64(t.Gen)
-		a.req += float64(t.Requests)
-		pts = append(pts, Point{Line: label(a.vals), At: time.Unix(t.Hour, 0), Value: float64(t.Prompt + t.Gen)})
+		a := get(t.Key)
+		a.prompt += t.prompt
+		a.gen += t.gen
+		a.req += t.req
+		pts = append(pts, Point{Line: label(a.vals), At: time.Unix(t.hour, 0), Value: t.prompt + t.gen})
 	}
 	for _, u := range us {
-		a := get(u.Workload, u.Location)
+		switch {
+		case split && !o.Filter.keepOffer(u.Key): // loadUsage kept the region and team asked for
+			continue
+		case !split:
+			u.Key = Key{Workload: u.Workload, Location: u.Location}
+		}
+		a := get(u.Key)
 		a.cost += u.USD
 		a.basis.add(u)
 	}
@@ -139,6 +154,9 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 		Columns: append(byColumns(o.By), "prompt_tokens", "generation_tokens", "tokens", "requests", "usd",
 			"usd_per_m_tokens", "usd_per_m_input", "usd_per_m_output", "basis"),
 		Notes: []string{fmt.Sprintf("input/output split weights an output token as %g input tokens", weight), basisNote(o.Options)}}
+	if split {
+		res.Notes = append(res.Notes, attributionNote(o.Rate != nil))
+	}
 	sortStrings(order)
 	var total agg
 	for _, id := range order {
@@ -155,6 +173,14 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	}
 	res.Series = NewSeries("Tokens", o.Window, bucketOf(o.Window), pts)
 	return res, nil
+}
+
+// attributionNote says how tokens were split among what ran.
+func attributionNote(rated bool) string {
+	if rated {
+		return "tokens by provider, market or GPU are split among the replicas ready in each hour, weighted by each GPU type's per-replica rate in the fleet file"
+	}
+	return "tokens by provider, market or GPU are split among the replicas ready in each hour, every replica alike (no per-type rates given)"
 }
 
 // tokenRow prices tokens: blended is cost per million of all tokens; the split gives output

@@ -3,6 +3,9 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/bursar-dev/bursar/internal/store"
+	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
 
 func TestTokens(t *testing.T) {
@@ -49,7 +52,72 @@ func TestTokens(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Tokens(ctxT(t), st, TokenOptions{Options: opts("09:00", "12:00", Market)}); err == nil {
-		t.Error("tokens by market is accepted, but counters have no market")
+}
+
+// TestTokensByOffer splits an hour's tokens between the two offers that ran them, by each GPU
+// type's rate (or per replica), and keeps the tokens of an hour in which nothing ran apart.
+func TestTokensByOffer(t *testing.T) {
+	st := twoTypes(t)
+	rate := func(_, gpu string) float64 { return map[string]float64{"H100-80GB": 3, "A100-80GB": 1}[gpu] }
+	gpuOnly := opts("10:00", "12:00", Workload)
+	gpuOnly.Filter = Filter{GPU: {"H100-80GB"}}
+	tests := []struct {
+		name string
+		o    TokenOptions
+		want []string
+	}{
+		{
+			// One H100 replica at rate 3 against two A100s at rate 1: 3/5 and 2/5 of hour 10; hour
+			// 11's tokens came after both series stopped.
+			name: "rated", o: TokenOptions{Options: opts("10:00", "12:00", GPU), Rate: rate},
+			want: []string{
+				"(unattributed) prompt_tokens=100000 generation_tokens=100000 requests=10 usd=0",
+				"A100-80GB prompt_tokens=480000 generation_tokens=240000 requests=48 usd=6",
+				"H100-80GB prompt_tokens=720000 generation_tokens=360000 requests=72 usd=10",
+			},
+		},
+		{
+			name: "per replica", o: TokenOptions{Options: opts("10:00", "11:00", Market)},
+			want: []string{
+				"on_demand prompt_tokens=800000 generation_tokens=400000 requests=80 usd=6",
+				"spot prompt_tokens=400000 generation_tokens=200000 requests=40 usd=10",
+			},
+		},
+		{
+			name: "filtered", o: TokenOptions{Options: gpuOnly, Rate: rate},
+			want: []string{"chat prompt_tokens=720000 generation_tokens=360000 requests=72 usd=10"},
+		},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Tokens(ctxT(t), st, tt.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := got(res, "prompt_tokens", "generation_tokens", "requests", "usd")
+			if strings.Join(g, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// twoTypes is chat at aws-use1 from 10:00 to 11:00 on one H100 spot replica ($10/h) and two A100
+// on-demand replicas ($3/h each), with 1.8M tokens counted at 10:30 and 0.2M at 11:30.
+func twoTypes(t *testing.T) *store.Store {
+	st := storetest.New(t)
+	const h100 = "aws-use1/us-east-1a/p5.48xlarge/spot"
+	const a100 = "aws-use1/-/p4de.24xlarge/on_demand"
+	seedReplicas(t, st,
+		replicaSample{"10:00", "chat", "aws-use1", "aws", "spot", h100, "H100-80GB", 8, 1, 10},
+		replicaSample{"11:00", "chat", "aws-use1", "aws", "spot", h100, "H100-80GB", 8, 1, 10},
+		replicaSample{"10:00", "chat", "aws-use1", "aws", "on_demand", a100, "A100-80GB", 8, 2, 3},
+		replicaSample{"11:00", "chat", "aws-use1", "aws", "on_demand", a100, "A100-80GB", 8, 2, 3},
+	)
+	seedTokens(t, st,
+		tokenSample{"10:00", "chat", "aws-use1", "r1", 0, 0, 0, false},
+		tokenSample{"10:30", "chat", "aws-use1", "r1", 1_200_000, 600_000, 120, false},
+		tokenSample{"11:30", "chat", "aws-use1", "r1", 1_300_000, 700_000, 130, false},
+	)
+	return st
 }
