@@ -274,4 +274,3 @@ func dayWindow(rng *rand.Rand, ticks int) Window {
 	}
 	return w
 }
-
