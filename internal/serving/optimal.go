@@ -19,8 +19,9 @@ import "math"
 //
 // It is solved exactly by a dynamic program over ready vectors where those are few (small
 // windows, tests). Otherwise Optimal holds the best of its heuristic schedules (an upper bound)
-// and reports a lower bound: the larger of the LP relaxation's Lagrangian bound and the per-tick
-// integer cover without start-up cost (optimal_bound.go). Bound says which it is.
+// and reports a lower bound: the largest of the LP relaxation's Lagrangian bound, the per-tick
+// integer cover without start-up cost (optimal_bound.go) and a Lagrangian decomposition into
+// both (optimal_split.go). Bound says whether it is the optimum or only a bound.
 type Optimal struct {
 	held  [][]int
 	cost  float64
@@ -40,21 +41,31 @@ func NewOptimal(w Window) *Optimal {
 	return p.solveBounded()
 }
 
-// solveBounded holds the cheaper of two heuristic schedules and bounds the optimum from below.
+// solveBounded holds the cheapest of three heuristic schedules and bounds the optimum from
+// below with the best of the three bounds (optimal_bound.go). Each Lagrangian's multipliers also
+// price a schedule: they say what a replica is worth at each tick.
 func (p *problem) solveBounded() *Optimal {
-	held := holdings(p.schedule(), p.d)
-	o := &Optimal{held: held, cost: p.heldCost(held)}
+	o := &Optimal{cost: math.Inf(1)}
+	o.consider(p, p.schedule())
 	lower, lambda := p.lagrangeBound(o.cost, lagrangeIterations)
-	if priced := holdings(p.pricedSchedule(lambda), p.d); p.heldCost(priced) < o.cost {
-		o.held, o.cost = priced, p.heldCost(priced)
-	}
-	o.bound = max(p.coverBound(), lower)
+	o.consider(p, p.pricedSchedule(p.tokenCosts(lambda)))
+	split, mu := p.splitBound(lambda, o.cost, splitIterations)
+	o.consider(p, p.pricedSchedule(mu))
+	o.bound = max(p.coverBound(), lower, split)
 	// The schedule's cost and the bound may meet: the schedule is then proven optimal.
 	o.exact = o.cost-o.bound <= 1e-9*math.Max(1, o.cost)
 	if o.exact {
 		o.bound = o.cost
 	}
 	return o
+}
+
+// consider keeps the schedule with ready counts ready where it costs less than the one held.
+func (o *Optimal) consider(p *problem, ready [][]int) {
+	held := holdings(ready, p.d)
+	if cost := p.heldCost(held); cost < o.cost {
+		o.held, o.cost = held, cost
+	}
 }
 
 // Decide replays the schedule; past its end it holds nothing.

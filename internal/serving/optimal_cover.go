@@ -15,6 +15,8 @@ type cover struct {
 	price, rate []float64
 	order       []int // sources that can help, cheapest per token first
 	upper       []int
+	class       []int // per source, which rate it has (sources of one rate are interchangeable)
+	short       []int // per class, how many chosen sources of it are below their upper
 	best        float64
 	bestN, n    []int
 	nodes       int
@@ -36,6 +38,7 @@ func cheapestCover(price, rate []float64, upper []int, need float64) (n []int, c
 		i, j := c.order[a], c.order[b]
 		return price[i]/rate[i] < price[j]/rate[j]
 	})
+	c.classes()
 	c.greedy(need)
 	fractional = c.lpRest(0, need)
 	c.walk(0, need, 0)
@@ -90,9 +93,36 @@ func (c *cover) walk(k int, need, cost float64) {
 		return
 	}
 	i := c.order[k]
-	for take := min(c.upper[i], int(math.Ceil(need/c.rate[i]-1e-9))); take >= 0; take-- {
+	most := min(c.upper[i], int(math.Ceil(need/c.rate[i]-1e-9)))
+	if c.short[c.class[i]] > 0 {
+		// A cheaper source of the same rate has room: a replica here would be better there.
+		most = 0
+	}
+	for take := most; take >= 0; take-- {
 		c.n[i] = take
+		if take < c.upper[i] {
+			c.short[c.class[i]]++
+		}
 		c.walk(k+1, need-float64(take)*c.rate[i], cost+float64(take)*c.price[i])
+		if take < c.upper[i] {
+			c.short[c.class[i]]--
+		}
 	}
 	c.n[i] = 0
+}
+
+// classes groups sources by rate. Within a rate, order is by price, so a source is used only once
+// every cheaper one of its rate is full (exchanging a replica between them keeps coverage).
+func (c *cover) classes() {
+	c.class = make([]int, len(c.price))
+	index := map[float64]int{}
+	for _, i := range c.order {
+		k, ok := index[c.rate[i]]
+		if !ok {
+			k = len(index)
+			index[c.rate[i]] = k
+		}
+		c.class[i] = k
+	}
+	c.short = make([]int, len(index))
 }

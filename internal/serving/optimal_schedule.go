@@ -18,31 +18,41 @@ func (p *problem) schedule() [][]int {
 	return p.improve(n)
 }
 
-// pricedSchedule starts instead from each source's own best schedule at prices per token lambda
-// (the Lagrangian's per-source problems, in whole replicas), which weigh start-up cost against
-// how long a replica will be useful; fill then covers what they leave short.
-func (p *problem) pricedSchedule(lambda []float64) [][]int {
+// pricedSchedule starts instead from each source's own best schedule at running costs cost[i][t]
+// (a Lagrangian's per-source problems, in whole replicas), which weigh start-up cost against how
+// long a replica will be useful; fill then covers what they leave short.
+func (p *problem) pricedSchedule(cost [][]float64) [][]int {
 	ticks := len(p.need)
 	n := make([][]int, ticks)
 	for t := range n {
 		n[t] = make([]int, len(p.price))
 	}
-	c := make([]float64, ticks)
 	ub := make([]float64, ticks)
 	got := make([]float64, ticks)
 	for i := range p.price {
 		for t := range ticks {
-			c[t] = p.price[i] - lambda[t]*p.rate[i]
 			ub[t] = float64(p.upper[t][i])
 		}
 		clear(got)
-		layered(c, ub, p.price[i]*float64(p.d), got)
+		layered(cost[i], ub, p.price[i]*float64(p.d), got)
 		for t := range ticks {
 			n[t][i] = int(got[t] + 0.5)
 		}
 	}
 	p.fill(n)
 	return p.improve(n)
+}
+
+// tokenCosts are the per-source running costs at prices per token lambda: p_i − λ_t·rate_i.
+func (p *problem) tokenCosts(lambda []float64) [][]float64 {
+	cost := make([][]float64, len(p.price))
+	for i := range cost {
+		cost[i] = make([]float64, len(lambda))
+		for t, l := range lambda {
+			cost[i][t] = p.price[i] - l*p.rate[i]
+		}
+	}
+	return cost
 }
 
 // fill adds to n, at each tick short of its need, the cheapest integer cover of the shortfall.
