@@ -52,7 +52,7 @@ func (w *Workload) SizedByThroughput() bool {
 
 // Rates is what one replica serves on each GPU model w accepts, in the scaling metric's unit:
 // serving.per_replica, or, for a workload that gives one rate in scaling.per_replica, that rate
-// for each model it lists. Nil for a workload not sized by throughput. The map is a copy.
+// for each model it accepts. Nil for a workload not sized by throughput. The map is a copy.
 func (w *Workload) Rates() map[string]float64 {
 	if !w.SizedByThroughput() {
 		return nil
@@ -64,7 +64,7 @@ func (w *Workload) Rates() map[string]float64 {
 		return nil
 	}
 	out := map[string]float64{}
-	for _, m := range w.GPU.Models {
+	for _, m := range w.acceptedModels() {
 		out[m] = w.Scaling.PerReplica
 	}
 	return out

@@ -64,6 +64,15 @@ func TestOneModelShorthand(t *testing.T) {
 	if _, ok := w.AvailabilityTarget(); ok {
 		t.Error("an availability target nobody stated")
 	}
+	byMemory := strings.Replace(base, "{models: [H100-80GB], count: 1}", "{min_memory_gb: 190, count: 1}", 1) +
+		"    scaling: {metric: tokens_per_second, per_replica: 900}\n    serving: {target: {tpot: 40ms}, availability_target: 99}\n"
+	cfg, err = fleet.Parse([]byte(byMemory), "bursar.yaml")
+	if err != nil {
+		t.Fatalf("one model by memory with one rate and a target: %v", err)
+	}
+	if got := cfg.Workloads[0].Rates(); !maps.Equal(got, map[string]float64{"MI300X": 900}) {
+		t.Errorf("Rates() = %v, want the one model with 190 GB, MI300X", got)
+	}
 	util, err := fleet.Parse([]byte(base+"    scaling: {metric: gpu_utilization, per_replica: 70}\n"), "bursar.yaml")
 	if err != nil {
 		t.Fatal(err)
