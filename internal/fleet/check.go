@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -129,6 +130,9 @@ func (w *Workload) check(i int, c *Config) error {
 	if err := w.Scaling.check(at("scaling")); err != nil {
 		return err
 	}
+	if err := w.checkServing(at); err != nil {
+		return err
+	}
 	return w.Kubernetes.check(w, c, at("kubernetes"))
 }
 
@@ -136,12 +140,15 @@ func (s *Scaling) check(at []any) error {
 	switch s.Metric {
 	case "":
 		return nil
-	case MetricTokens, MetricRequests, MetricUtilization:
-		if s.PerReplica <= 0 {
+	case MetricTokens, MetricRequests:
+		// 0: the rates are per GPU model, in serving.per_replica (checkServing).
+		if s.PerReplica < 0 || math.IsNaN(s.PerReplica) || math.IsInf(s.PerReplica, 0) {
 			return fail("want the amount one replica serves, more than 0", append(at, "per_replica")...)
 		}
-		if s.Metric == MetricUtilization && s.PerReplica > 100 {
-			return fail("want a GPU utilization percent, at most 100", append(at, "per_replica")...)
+		return nil
+	case MetricUtilization:
+		if !(s.PerReplica > 0 && s.PerReplica <= 100) {
+			return fail("want the GPU utilization percent one replica is scaled at, more than 0 and at most 100", append(at, "per_replica")...)
 		}
 		return nil
 	}

@@ -106,7 +106,10 @@ type Workload struct {
 	WeightsGB    float64         `yaml:"weights_gb"`
 	ColdStart    time.Duration   `yaml:"cold_start"`
 	Scaling      Scaling         `yaml:"scaling"`
-	Kubernetes   KubeWorkload    `yaml:"kubernetes"`
+	// Serving is what one replica serves per GPU model at its latency target, and the share of
+	// minutes the workload must have enough capacity (serving.go).
+	Serving    Serving      `yaml:"serving"`
+	Kubernetes KubeWorkload `yaml:"kubernetes"`
 }
 
 // GPU is what one replica needs.
@@ -125,7 +128,12 @@ type Replicas struct {
 // Scaling turns telemetry into demand: ceil(observed / per_replica) replicas.
 type Scaling struct {
 	// Metric is tokens_per_second, requests_per_second or gpu_utilization (percent per replica).
-	Metric     string  `yaml:"metric"`
+	Metric string `yaml:"metric"`
+	// PerReplica is what one replica serves of the metric: the utilization percent to scale at,
+	// or, for a workload on one GPU model, its tokens or requests per second (a shorthand for
+	// serving.per_replica). After Parse, a workload whose rates are per model in
+	// serving.per_replica has the lowest of them here, so code that sizes demand in replicas of
+	// one rate sizes for the slowest model it may get; Workload.RateFor gives each model's.
 	PerReplica float64 `yaml:"per_replica"`
 }
 

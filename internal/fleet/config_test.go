@@ -33,6 +33,9 @@ func TestExampleIsAccepted(t *testing.T) {
 	if w.ColdStart != 3*time.Minute || w.Kubernetes.Object(events.OnDemand) != "chat-llama-8b-od" {
 		t.Errorf("chat-llama-8b = %+v", w)
 	}
+	if r, ok := cfg.Workloads[1].RateFor("H100-80GB"); !ok || r != 829 {
+		t.Errorf("summarize-eu on H100-80GB serves %v, %v; want Splitwise's 829 tokens/s", r, ok)
+	}
 	if l, ok := cfg.Match("aws", "us-west-2", "us-west-2c"); !ok || l.Name != "aws-usw2" {
 		t.Errorf("Match(aws, us-west-2, us-west-2c) = %v, %v", l, ok)
 	}
@@ -110,6 +113,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("locations: [1, 2]\nworkloads: {}"))
 	f.Add([]byte(jobBase))
+	f.Add([]byte(twoModels))
 	f.Add([]byte(strings.Replace(jobBase, "deadline_in: 52h", "deadline_at: 2026-12-04T06:00:00Z", 1)))
 	f.Add([]byte(jobBase + "    replicas: {min: 1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

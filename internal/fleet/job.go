@@ -72,6 +72,8 @@ func (w *Workload) checkKind(at func(...any) []any) error {
 		return fail("a job runs one replica; remove replicas:", at("replicas")...)
 	case w.Scaling != (Scaling{}):
 		return fail("a job is not scaled by demand; remove scaling:", at("scaling")...)
+	case !w.Serving.isZero():
+		return fail("a job serves no traffic; remove serving:", at("serving")...)
 	case w.Job == nil:
 		return fail("required for kind: job: work and deadline_at or deadline_in", at("job")...)
 	}

@@ -61,6 +61,9 @@ func Parse(data []byte, name string) (*Config, error) {
 		}
 		return nil, &Error{File: name, Msg: err.Error()}
 	}
+	for i := range cfg.Workloads {
+		cfg.Workloads[i].fillReplicaRate()
+	}
 	return &cfg, nil
 }
 
