@@ -122,6 +122,20 @@ func (o Options) team(workload string) string {
 	return ""
 }
 
+// rate is what one replica of gpu serves for workload, by the fleet file's per-model rates; 0
+// when there is no fleet file or it states none.
+func (o Options) rate(workload, gpu string) float64 {
+	if o.Fleet == nil {
+		return 0
+	}
+	if w, ok := o.Fleet.Workload(workload); ok {
+		if r, ok := w.RateFor(gpu); ok {
+			return r
+		}
+	}
+	return 0
+}
+
 // NeedsFleet says why these options need the fleet file, or "" when they do not: a team, like a
 // region, is known only from it.
 func (o Options) NeedsFleet() string {

@@ -19,10 +19,6 @@ type TokenOptions struct {
 	Options
 	// OutputWeight is the cost of an output token in input tokens; 0 means DefaultOutputWeight.
 	OutputWeight float64
-	// Rate, when given, is what one replica of a GPU type serves for a workload (any unit, the
-	// same for the workload's types; 0 when unknown): tokens by GPU, market or provider are
-	// split among what ran in proportion to it (attribute).
-	Rate func(workload, gpu string) float64
 }
 
 // tokenUse is what one workload at one location served in one hour.
@@ -106,7 +102,7 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	}
 	shares := wholeShares(toks)
 	if split {
-		shares = attribute(toks, us, o.Rate)
+		shares = attribute(toks, us, o.rate)
 	}
 	type agg struct {
 		vals                   []string
@@ -155,7 +151,7 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 			"usd_per_m_tokens", "usd_per_m_input", "usd_per_m_output", "basis"),
 		Notes: []string{fmt.Sprintf("input/output split weights an output token as %g input tokens", weight), basisNote(o.Options)}}
 	if split {
-		res.Notes = append(res.Notes, attributionNote(o.Rate != nil))
+		res.Notes = append(res.Notes, attributionNote(o.Fleet != nil))
 	}
 	sortStrings(order)
 	var total agg
@@ -178,9 +174,9 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 // attributionNote says how tokens were split among what ran.
 func attributionNote(rated bool) string {
 	if rated {
-		return "tokens by provider, market or GPU are split among the replicas ready in each hour, weighted by each GPU type's per-replica rate in the fleet file"
+		return "tokens by provider, market or GPU are split among the replicas ready in each hour, weighted by each GPU type's per-replica rate in the fleet file (every replica alike where it states none)"
 	}
-	return "tokens by provider, market or GPU are split among the replicas ready in each hour, every replica alike (no per-type rates given)"
+	return "tokens by provider, market or GPU are split among the replicas ready in each hour, every replica alike (give --fleet to weigh them by each GPU type's rate)"
 }
 
 // tokenRow prices tokens: blended is cost per million of all tokens; the split gives output

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/store"
 	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
@@ -58,7 +59,14 @@ func TestTokens(t *testing.T) {
 // type's rate (or per replica), and keeps the tokens of an hour in which nothing ran apart.
 func TestTokensByOffer(t *testing.T) {
 	st := twoTypes(t)
-	rate := func(_, gpu string) float64 { return map[string]float64{"H100-80GB": 3, "A100-80GB": 1}[gpu] }
+	rated := func(o Options) Options {
+		o.Fleet = testFleet()
+		o.Fleet.Workloads[0].GPU.Models = []string{"H100-80GB", "A100-80GB"}
+		o.Fleet.Workloads[0].Scaling.Metric = fleet.MetricTokens
+		o.Fleet.Workloads[0].Serving.PerReplica = map[string]float64{"H100-80GB": 3, "A100-80GB": 1}
+		return o
+	}
+	bare := func(o Options) Options { o.Fleet = nil; return o }
 	gpuOnly := opts("10:00", "12:00", Workload)
 	gpuOnly.Filter = Filter{GPU: {"H100-80GB"}}
 	tests := []struct {
@@ -69,7 +77,7 @@ func TestTokensByOffer(t *testing.T) {
 		{
 			// One H100 replica at rate 3 against two A100s at rate 1: 3/5 and 2/5 of hour 10; hour
 			// 11's tokens came after both series stopped.
-			name: "rated", o: TokenOptions{Options: opts("10:00", "12:00", GPU), Rate: rate},
+			name: "rated", o: TokenOptions{Options: rated(opts("10:00", "12:00", GPU))},
 			want: []string{
 				"(unattributed) prompt_tokens=100000 generation_tokens=100000 requests=10 usd=0",
 				"A100-80GB prompt_tokens=480000 generation_tokens=240000 requests=48 usd=6",
@@ -77,14 +85,14 @@ func TestTokensByOffer(t *testing.T) {
 			},
 		},
 		{
-			name: "per replica", o: TokenOptions{Options: opts("10:00", "11:00", Market)},
+			name: "per replica", o: TokenOptions{Options: bare(opts("10:00", "11:00", Market))},
 			want: []string{
 				"on_demand prompt_tokens=800000 generation_tokens=400000 requests=80 usd=6",
 				"spot prompt_tokens=400000 generation_tokens=200000 requests=40 usd=10",
 			},
 		},
 		{
-			name: "filtered", o: TokenOptions{Options: gpuOnly, Rate: rate},
+			name: "filtered", o: TokenOptions{Options: rated(gpuOnly)},
 			want: []string{"chat prompt_tokens=720000 generation_tokens=360000 requests=72 usd=10"},
 		},
 	}

@@ -39,8 +39,7 @@ func withoutOfferFilter(o Options) Options {
 
 // attribute splits each step's tokens of a workload at a location among the offers that ran it in
 // that step, in proportion to what each could serve: its ready replica-hours times rate(workload,
-// gpu), the throughput of one replica of that GPU type (all replicas alike where rate is nil or
-// knows no rate). Counters are kept per replica process, not per offer, so this is an estimate:
+// gpu), the throughput of one replica of that GPU type (all replicas alike where rate knows none). Counters are kept per replica process, not per offer, so this is an estimate:
 // exact where one offer ran the step, and where the rates are what the replicas served.
 func attribute(toks []tokenUse, us []Usage, rate func(workload, gpu string) float64) []tokenShare {
 	type step struct {
@@ -55,13 +54,10 @@ func attribute(toks []tokenUse, us []Usage, rate func(workload, gpu string) floa
 		}
 	}
 	weight := func(u Usage) float64 {
-		r := 1.0
-		if rate != nil {
-			if v := rate(u.Workload, u.GPU); v > 0 {
-				r = v
-			}
+		if r := rate(u.Workload, u.GPU); r > 0 {
+			return u.ReplicaHours * r
 		}
-		return u.ReplicaHours * r
+		return u.ReplicaHours
 	}
 	var out []tokenShare
 	for _, t := range toks {
