@@ -28,6 +28,7 @@ type inputs struct {
 
 	marketLookback    time.Duration
 	telemetryLookback time.Duration
+	demandLookback    time.Duration
 	urgent, changed   chan struct{}
 	// behind counts the inputs whose backlog is not folded yet. A leader plans only at 0, so a
 	// fresh arbiter never acts on half a market.
@@ -50,7 +51,7 @@ func (f *inputs) follow(ctx context.Context) error {
 	}{
 		{bus.Market, "bursar.reclaim.>", 10 * time.Minute},
 		{bus.Market, "bursar.price.>", f.marketLookback},
-		{bus.Telemetry, "bursar.tokens.>", f.telemetryLookback},
+		{bus.Telemetry, "bursar.tokens.>", max(f.telemetryLookback, f.demandLookback)},
 		{bus.Telemetry, "bursar.gpu.>", f.telemetryLookback},
 		{bus.Fleet, "bursar.fleet.>", f.telemetryLookback},
 		{bus.Fleet, "bursar.job.progress.>", f.telemetryLookback},

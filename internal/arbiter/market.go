@@ -24,9 +24,11 @@ type market struct {
 	cfg    *fleet.Config
 	offers offers
 
-	tmu   sync.Mutex
-	rates map[string]*rate   // tokens.sample series by location/workload/replica
-	util  map[string]gpuUtil // gpu.sample by location/node/uuid
+	tmu        sync.Mutex
+	rates      map[string]*rate         // tokens.sample series by location/workload/replica
+	byWorkload map[string][]*rate       // the same series by workload
+	series     map[string]*demandSeries // demand history and forecast by workload (demand.go)
+	util       map[string]gpuUtil       // gpu.sample by location/node/uuid
 
 	mu       sync.Mutex
 	history  map[string][]placement.Observation // by offer, added by the leader on reclaims
@@ -65,7 +67,8 @@ type gpuUtil struct {
 func newMarket(cfg *fleet.Config) *market {
 	return &market{cfg: cfg, history: map[string][]placement.Observation{},
 		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{}, observedAt: map[actuate.Group]time.Time{},
-		instance: map[string]map[actuate.Group]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{}, util: map[string]gpuUtil{}}
+		instance: map[string]map[actuate.Group]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{},
+		byWorkload: map[string][]*rate{}, series: map[string]*demandSeries{}, util: map[string]gpuUtil{}}
 }
 
 // offerID names an offer the way every arbiter names it, from what a price event says.
@@ -197,6 +200,11 @@ func (m *market) tokens(e *events.TokensSample) error {
 	key := e.Location + "/" + e.Workload + "/" + e.Replica
 	m.tmu.Lock()
 	defer m.tmu.Unlock()
+	if m.cfg != nil {
+		if w, ok := m.cfg.Workload(e.Workload); ok {
+			m.stepDemand(w, e.At)
+		}
+	}
 	r, ok := m.rates[key]
 	tok := e.PromptTokens + e.GenerationTokens
 	var bad error
@@ -213,6 +221,7 @@ func (m *market) tokens(e *events.TokensSample) error {
 	if !ok {
 		r = &rate{workload: e.Workload}
 		m.rates[key] = r
+		m.byWorkload[e.Workload] = append(m.byWorkload[e.Workload], r)
 	}
 	if !ok || e.At.After(r.at) {
 		r.at, r.tokens, r.requests = e.At, tok, e.Requests
@@ -251,17 +260,7 @@ func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
 	defer m.tmu.Unlock()
 	switch s.Metric {
 	case fleet.MetricTokens, fleet.MetricRequests:
-		for _, r := range m.rates {
-			if r.workload != w.Name || !current(r.at, now) {
-				continue
-			}
-			seen = true
-			if s.Metric == fleet.MetricTokens {
-				total += r.tokPerS
-			} else {
-				total += r.reqPerS
-			}
-		}
+		total, seen = m.sumRates(w, now)
 	case fleet.MetricUtilization:
 		// gpu.sample carries no workload: the mean utilization of the GPUs at the locations the
 		// workload runs in stands in for its own, scaled by its ready replicas.

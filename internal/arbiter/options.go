@@ -44,6 +44,10 @@ type Options struct {
 	Workers           int           // actuator calls in parallel per location, one workload at a time each (default 4)
 	MarketLookback    time.Duration // prices replayed at start (default 7h: one collector snapshot)
 	TelemetryLookback time.Duration // samples replayed at start (default 10m)
+	// DemandLookback is how far back token samples are replayed at start, to rebuild each serving
+	// workload's demand history and forecast (demand.go): default 24h, the forecaster's season and
+	// the telemetry stream's default retention.
+	DemandLookback time.Duration
 }
 
 func (o *Options) defaults() error {
@@ -83,6 +87,7 @@ func (o *Options) defaults() error {
 	def(&o.ReportEvery, 15*time.Second)
 	def(&o.MarketLookback, 7*time.Hour)
 	def(&o.TelemetryLookback, 10*time.Minute)
+	def(&o.DemandLookback, demandSeason)
 	if o.Workers <= 0 {
 		o.Workers = 4
 	}

@@ -99,7 +99,7 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	s.exec = newExecutor(s.bk, o.Actuator, log, s.m, o.Workers)
 	l.exec = s.exec
 	s.in = &inputs{js: o.JS, mk: s.mk, bk: s.bk, m: s.m, log: log, clock: o.Clock, urgent: s.urgent, changed: s.changed,
-		marketLookback: o.MarketLookback, telemetryLookback: o.TelemetryLookback}
+		marketLookback: o.MarketLookback, telemetryLookback: o.TelemetryLookback, demandLookback: o.DemandLookback}
 	return s, nil
 }
 
