@@ -156,6 +156,9 @@ func (ix *index) eligible(i int, w *Workload) bool {
 	if len(w.Markets) > 0 && !slices.Contains(w.Markets, o.Market) {
 		return false
 	}
+	if rated(w) && modelRate(w, o.GPUModel) == 0 {
+		return false
+	}
 	return residencyOK(oi.loc, w)
 }
 
@@ -200,11 +203,22 @@ func (ix *index) take(i, n int) {
 // candidates appends to dst the offers w may launch on, best rank first, stopping after limit
 // offers with room (offers without room are skipped, not counted). Spot offers whose launch chance
 // is under the policy's floor are left out.
+//
+// A workload planned by rate looks only at the models it has a rate for, and its candidates are
+// ordered by rank per unit of its rate, so the list keeps the offers cheapest per unit served.
 func (ix *index) candidates(dst []int32, w *Workload, limit int, p *Policy) []int32 {
 	lists := [][]int32{ix.all}
-	if len(w.GPUModels) > 0 {
+	switch {
+	case len(w.GPUModels) > 0:
 		lists = lists[:0]
 		for _, m := range w.GPUModels {
+			if l, ok := ix.byModel[m]; ok {
+				lists = append(lists, l)
+			}
+		}
+	case rated(w):
+		lists = lists[:0]
+		for m := range w.Throughput { // the merged list is sorted below: map order does not matter
 			if l, ok := ix.byModel[m]; ok {
 				lists = append(lists, l)
 			}
@@ -228,9 +242,13 @@ func (ix *index) candidates(dst []int32, w *Workload, limit int, p *Policy) []in
 			n++
 		}
 	}
-	if len(lists) > 1 {
+	if len(lists) > 1 || rated(w) {
+		key := func(i int32) float64 { return ix.offers[i].rank }
+		if rated(w) {
+			key = func(i int32) float64 { return ix.offers[i].rank / modelRate(w, ix.offers[i].o.GPUModel) }
+		}
 		slices.SortFunc(dst[start:], func(a, b int32) int {
-			return cmp.Or(cmp.Compare(ix.offers[a].rank, ix.offers[b].rank), cmp.Compare(ix.offers[a].o.ID, ix.offers[b].o.ID))
+			return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(ix.offers[a].o.ID, ix.offers[b].o.ID))
 		})
 		if len(dst)-start > limit {
 			dst = dst[:start+limit]

@@ -20,6 +20,8 @@ type selection struct {
 	// spotIn counts the set's spot replicas per failure domain, so the spread penalty asked for
 	// every option of every fill step costs a lookup, not a scan of the set.
 	spotIn map[string]int
+	// rate is set for a workload planned by rate (see rateselect.go).
+	rate rateNeed
 }
 
 func newSelection(wp *workloadPlanner, w *Workload, window time.Duration) *selection {
@@ -110,12 +112,23 @@ func (s *selection) cheapestOption(accept func(oi int) bool) (option, bool) {
 
 // cheapestBy is cheapestOption with newCost giving the cost of a new launch.
 func (s *selection) cheapestBy(accept func(oi int) bool, newCost func(oi int) float64) (option, bool) {
+	return s.cheapestPer(accept, newCost, nil)
+}
+
+// cheapestPer is cheapestBy with each option's cost divided by per(its offer) when per is set:
+// the cost per unit of what the option brings (a workload planned by rate ranks by cost per unit
+// served). The option's cost is then that quotient.
+func (s *selection) cheapestPer(accept func(oi int) bool, newCost, per func(oi int) float64) (option, bool) {
 	best, found := option{}, false
 	for i, in := range s.incs {
 		if s.usedInc[in.replica] || (accept != nil && !accept(in.offer)) {
 			continue
 		}
-		if c := in.cost + s.spreadPenalty(in.offer); !found || c < best.cost {
+		c := in.cost + s.spreadPenalty(in.offer)
+		if per != nil {
+			c /= per(in.offer)
+		}
+		if !found || c < best.cost {
 			best, found = option{inc: i, cand: -1, cost: c}, true
 		}
 	}
@@ -123,7 +136,11 @@ func (s *selection) cheapestBy(accept func(oi int) bool, newCost func(oi int) fl
 		if !s.wp.ix.hasRoom(int(oi)) || (accept != nil && !accept(int(oi))) {
 			continue
 		}
-		if cost := newCost(int(oi)) + s.spreadPenalty(int(oi)); !found || cost < best.cost {
+		cost := newCost(int(oi)) + s.spreadPenalty(int(oi))
+		if per != nil {
+			cost /= per(int(oi))
+		}
+		if !found || cost < best.cost {
 			best, found = option{inc: -1, cand: c, cost: cost}, true
 		}
 	}
@@ -300,15 +317,24 @@ func (s *selection) bestSwap(alts []option, removable func(slot) bool, keep func
 		sl := s.slots[p.i]
 		s.remove(p.i)
 		s.add(p.a, "")
-		if keep() {
+		if keep() && s.holdsRate() {
 			return true
 		}
 		s.remove(len(s.slots) - 1)
 		s.restore(p.i, sl)
 	}
-	s.remove(pairs[0].i)
-	s.add(pairs[0].a, "")
-	return true
+	// None keeps every rule: the cheapest pair that keeps the rate (any pair, planned in replicas).
+	for _, p := range pairs {
+		sl := s.slots[p.i]
+		s.remove(p.i)
+		s.add(p.a, "")
+		if s.holdsRate() {
+			return true
+		}
+		s.remove(len(s.slots) - 1)
+		s.restore(p.i, sl)
+	}
+	return false
 }
 
 // swapKey is what matters about a slot or an option to a swap: its offer and whether it is a new

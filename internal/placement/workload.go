@@ -44,11 +44,41 @@ type wplan struct {
 	// the minimum that wait for a person.
 	invalid   []int
 	approvals []Action
+	// For a workload planned by rate (rated): the rate it needs and the set's replicas serve,
+	// the least replicas it keeps, and what its reclaimed replicas served. need is then the
+	// desired set's replica count (plus the shortfall), an outcome of the plan.
+	rated                bool
+	needRate, placedRate float64
+	minCount             int
+	lostRate             float64
+}
+
+// covers says whether n ready replicas serving rate meet the plan's need.
+func (out *wplan) covers(n int, rate float64) bool {
+	if !out.rated {
+		return n >= out.need
+	}
+	return n >= out.minCount && rate >= out.needRate-rateSlack(out.needRate)
+}
+
+// shortfallOf is the Shortfall the plan reports.
+func (out *wplan) shortfallOf() Shortfall {
+	sf := Shortfall{Workload: out.w.ID, Wanted: out.need, Placed: out.need - out.shortfall, Why: out.why}
+	if out.rated {
+		sf.WantedRate, sf.PlacedRate = out.needRate, out.placedRate
+	}
+	return sf
 }
 
 // Target is how many ready replicas w needs: its demand, at least its minimum, at most its maximum
-// and the planner's limit.
+// and the planner's limit. For a workload planned by rate the count is an outcome of the plan:
+// Target is then the least it may be (MinReplicas, MinLocations), and Planner.Target the count
+// the plan chose.
 func Target(w *Workload) int {
+	if rated(w) {
+		lo, _ := rateCounts(w)
+		return lo
+	}
 	n, _ := target(w)
 	return n
 }
@@ -131,6 +161,9 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	ix, p := wp.ix, wp.p
 	out := wp.newPlan()
 	need, capped := target(w)
+	if rated(w) {
+		need, capped = rateGuess(w), false // a first guess, to size the candidate list
+	}
 	out.w, out.need = w, need
 	window := lossWindow(w, p)
 	incs := wp.incBuf[:0]
@@ -142,6 +175,9 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 		switch {
 		case r.State == StateReclaimed:
 			out.reclaimed++
+			if ok && rated(w) {
+				out.lostRate += modelRate(w, ix.offers[oi].o.GPUModel)
+			}
 			continue
 		case r.State != StateLaunching && r.State != StateReady:
 			continue
@@ -167,6 +203,13 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	wp.cand = ix.candidates(wp.cand[:0], w, limit, p)
 	sel := newSelection(wp, w, window)
 	sel.slots = wp.slotList(out.need + max(p.MaxHedge, 0) + 2)
+	if rated(w) {
+		wp.selectByRate(out, sel, incs)
+		out.desired, out.invalid = sel.slots, invalid
+		wp.assignRateReasons(out, incs, invalid)
+		wp.settleSurplus(out, invalid, "")
+		return out
+	}
 	sel.fill(incs, out.need)
 	sel.repair(w.MinLocations)
 	switch {
@@ -292,11 +335,12 @@ func (wp *workloadPlanner) settleSurplus(out *wplan, invalid []int, forced Reaso
 			in[sl.replica] = true
 		}
 	}
-	ready := 0
+	ready, readyRate := 0, 0.0
 	var surplus []int
 	for _, ri := range out.live {
 		if wp.s.Replicas[ri].State == StateReady {
 			ready++
+			readyRate += wp.replicaRate(out, ri)
 		}
 		if !in[ri] {
 			surplus = append(surplus, ri)
@@ -305,17 +349,30 @@ func (wp *workloadPlanner) settleSurplus(out *wplan, invalid []int, forced Reaso
 	wp.sortByPriceDesc(surplus)
 	for _, ri := range surplus {
 		isReady := wp.s.Replicas[ri].State == StateReady
+		r := wp.replicaRate(out, ri)
 		// A ready replica stays while the others cannot meet the need without it; a launching
 		// one stays while the need is not met, since it may be the first to become ready.
-		if (isReady && ready-1 < out.need) || (!isReady && ready < out.need) {
+		if (isReady && !out.covers(ready-1, readyRate-r)) || (!isReady && !out.covers(ready, readyRate)) {
 			out.kept = append(out.kept, ri)
 			continue
 		}
 		if isReady {
-			ready--
+			ready, readyRate = ready-1, readyRate-r
 		}
 		out.drains = append(out.drains, drainItem{replica: ri, reason: wp.drainReason(out, ri, invalid, forced)})
 	}
+}
+
+// replicaRate is what replica ri serves for the plan's workload: 1 for a workload planned in
+// replicas, its model's rate (0 when it has none) for one planned by rate.
+func (wp *workloadPlanner) replicaRate(out *wplan, ri int) float64 {
+	if !out.rated {
+		return 1
+	}
+	if oi, ok := wp.ix.byID[wp.s.Replicas[ri].Offer]; ok {
+		return modelRate(out.w, wp.ix.offers[oi].o.GPUModel)
+	}
+	return 0
 }
 
 // drainReason says why a surplus replica goes: it no longer qualifies (residency), a budget asked
