@@ -21,7 +21,7 @@ type exactItem struct {
 	cap   int
 	rate  float64 // what one replica serves, for a workload planned by rate; 0 otherwise
 	loc   int     // location id within the search
-	dom   int // spot failure domain id within the search; -1 off spot
+	dom   int     // spot failure domain id within the search; -1 off spot
 	fresh bool
 }
 
@@ -37,7 +37,7 @@ type exactSearch struct {
 	// floor); maxRate is the largest item rate, to prune sets that can no longer reach it.
 	needRate, maxRate float64
 	rate              float64
-	locFree    []int // per location id: room left for new launches; -1 means no limit
+	locFree           []int // per location id: room left for new launches; -1 means no limit
 
 	locNames, domNames []string
 
