@@ -189,7 +189,7 @@ func (s *selection) bestHedge() (option, bool) {
 		s.remove(len(s.slots) - 1)
 		score := cost
 		if !ok {
-			score = cost / s.rateOf(oi)
+			score = perUnit(cost, s.rateOf(oi))
 		}
 		if !found || (ok && !bestOK) || (ok == bestOK && score < best.cost) {
 			best, found, bestOK = option{inc: o.inc, cand: o.cand, cost: score}, true, ok

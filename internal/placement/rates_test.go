@@ -174,11 +174,7 @@ func TestRateShortfallSaysWhatIsNeeded(t *testing.T) {
 // Demand falls from 1,000 to 400 tokens/s on six ready A100s: three (516) still cover it, and
 // the rest go as demand_down; no replica is launched.
 func TestRateDemandDownDrainsWhatIsNotNeeded(t *testing.T) {
-	s := servingSnapshot(32.77, 500, 0, 400, "a")
-	for i := range 6 {
-		s.Replicas = append(s.Replicas, placement.Replica{ID: "r" + string(rune('0'+i)), Workload: "chat",
-			Offer: "a-a100", State: placement.StateReady, Since: rateNow.Add(-2 * time.Hour)})
-	}
+	s := readyA100s(500, 400)
 	d := placement.Plan(s, placement.Policy{}, rateNow)
 	drained := 0
 	for _, a := range d.Actions {
@@ -196,11 +192,7 @@ func TestRateDemandDownDrainsWhatIsNotNeeded(t *testing.T) {
 // token, so the planner moves: one H100 (829) and one A100 kept (172) cover 1,000 at a third of
 // the cost. It drains nothing before the H100 is ready (make-before-break).
 func TestRateMoveIsMakeBeforeBreak(t *testing.T) {
-	s := servingSnapshot(32.77, 32.77, 0, 1000, "a")
-	for i := range 6 {
-		s.Replicas = append(s.Replicas, placement.Replica{ID: "r" + string(rune('0'+i)), Workload: "chat",
-			Offer: "a-a100", State: placement.StateReady, Since: rateNow.Add(-2 * time.Hour)})
-	}
+	s := readyA100s(32.77, 1000)
 	d := placement.Plan(s, placement.Policy{}, rateNow)
 	got, _ := launchedBy(s, d, splitwise)
 	if want := map[string]int{"H100-80GB": 1}; !maps.Equal(got, want) {
@@ -288,5 +280,39 @@ func TestRateBadDemandIsExplained(t *testing.T) {
 	}
 	if len(d.Shortfalls) != 1 || !strings.Contains(d.Shortfalls[0].Why, "demand rate NaN") {
 		t.Fatalf("shortfalls %+v, want the bad demand rate explained", d.Shortfalls)
+	}
+}
+
+// readyA100s is the servingSnapshot with six ready A100s (1,032 tokens/s).
+func readyA100s(h100 float64, rate float64) placement.Snapshot {
+	s := servingSnapshot(32.77, h100, 0, rate, "a")
+	for i := range 6 {
+		s.Replicas = append(s.Replicas, placement.Replica{ID: "r" + string(rune('0'+i)), Workload: "chat",
+			Offer: "a-a100", State: placement.StateReady, Since: rateNow.Add(-2 * time.Hour)})
+	}
+	return s
+}
+
+// At 156/h an H100 (0.188 per token/s) is cheaper per token than a new A100 (0.191), so a fresh
+// workload takes one, but not than a running A100 once leaving it is paid for (a cold start over
+// the payback horizon, and the minimum saving: 0.188 per token/s): the running ones stay.
+func TestRateIncumbentsStayWhenAMoveDoesNotPay(t *testing.T) {
+	s := readyA100s(156, 1000)
+	if d := placement.Plan(s, placement.Policy{}, rateNow); len(d.Actions) > 0 {
+		t.Fatalf("actions %+v, want none: the move does not pay", d.Actions)
+	}
+	s.Replicas = nil
+	got, _ := launchedBy(s, placement.Plan(s, placement.Policy{}, rateNow), splitwise)
+	if want := map[string]int{"H100-80GB": 1, "A100-80GB": 1}; !maps.Equal(got, want) {
+		t.Fatalf("fresh: launched %v, want %v", got, want)
+	}
+}
+
+// Within the cooldown after a price move, even a move that pays waits.
+func TestRateCooldownHoldsAMove(t *testing.T) {
+	s := readyA100s(32.77, 1000)
+	s.Workloads[0].LastMoveAt = rateNow.Add(-5 * time.Minute)
+	if d := placement.Plan(s, placement.Policy{}, rateNow); len(d.Actions) > 0 {
+		t.Fatalf("actions %+v, want none during the cooldown", d.Actions)
 	}
 }

@@ -108,7 +108,7 @@ func (s *selection) trimOrder() []int {
 	order := make([]int, len(s.slots))
 	per := make([]float64, len(s.slots))
 	for i, sl := range s.slots {
-		order[i], per[i] = i, s.slotCost(sl)/s.rateOf(sl.offer)
+		order[i], per[i] = i, perUnit(s.slotCost(sl), s.rateOf(sl.offer))
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		fa, fb := s.slots[a].replica < 0, s.slots[b].replica < 0

@@ -115,9 +115,9 @@ func (s *selection) cheapestBy(accept func(oi int) bool, newCost func(oi int) fl
 	return s.cheapestPer(accept, newCost, nil)
 }
 
-// cheapestPer is cheapestBy with each option's cost divided by per(its offer) when per is set:
-// the cost per unit of what the option brings (a workload planned by rate ranks by cost per unit
-// served). The option's cost is then that quotient.
+// cheapestPer is cheapestBy with each option's cost made a cost per unit of per(its offer) when
+// per is set (perUnit): a workload planned by rate ranks by cost per unit served. The option's
+// cost is then that figure.
 func (s *selection) cheapestPer(accept func(oi int) bool, newCost, per func(oi int) float64) (option, bool) {
 	best, found := option{}, false
 	for i, in := range s.incs {
@@ -126,7 +126,7 @@ func (s *selection) cheapestPer(accept func(oi int) bool, newCost, per func(oi i
 		}
 		c := in.cost + s.spreadPenalty(in.offer)
 		if per != nil {
-			c /= per(in.offer)
+			c = perUnit(c, per(in.offer))
 		}
 		if !found || c < best.cost {
 			best, found = option{inc: i, cand: -1, cost: c}, true
@@ -138,13 +138,23 @@ func (s *selection) cheapestPer(accept func(oi int) bool, newCost, per func(oi i
 		}
 		cost := newCost(int(oi)) + s.spreadPenalty(int(oi))
 		if per != nil {
-			cost /= per(int(oi))
+			cost = perUnit(cost, per(int(oi)))
 		}
 		if !found || cost < best.cost {
 			best, found = option{inc: -1, cand: c, cost: cost}, true
 		}
 	}
 	return best, found
+}
+
+// perUnit is cost per unit of u. A negative comparable cost (an incumbent in its cooldown, or
+// one whose move would cost more than it runs for) is a gain for keeping it: it is multiplied by
+// u, so that there too the option bringing more units ranks first.
+func perUnit(cost, u float64) float64 {
+	if cost < 0 {
+		return cost * u
+	}
+	return cost / u
 }
 
 func cheapest(opts []option) (option, bool) {
