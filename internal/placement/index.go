@@ -10,6 +10,7 @@ import (
 type offerInfo struct {
 	o      *Offer
 	loc    *Location
+	model  int    // the GPU model's position in index.models
 	domain string // failure domain and instance type: spot replicas spread over these
 	risk   offerRisk
 	// rank orders offers in the index: price inflated by the risk of preemption over a reference
@@ -29,6 +30,10 @@ type index struct {
 	locs    map[string]*Location
 	byModel map[string][]int32
 	all     []int32
+	// models are the GPU models on offer; a workload planned by rate looks its rates up by
+	// position (rateTable) rather than by name in its map on every option it weighs.
+	models  []string
+	modelID map[string]int
 	// locFree is the capacity hint left per location; absent means no limit.
 	locFree map[string]int
 	// market is the spot market's pooled hazard, the prior of every spot offer's estimate.
@@ -46,6 +51,7 @@ func buildIndex(s *Snapshot, p *Policy, now time.Time) *index {
 		locs:    make(map[string]*Location, len(s.Locations)),
 		byModel: make(map[string][]int32),
 		locFree: make(map[string]int),
+		modelID: make(map[string]int),
 	}
 	for i := range s.Locations {
 		l := &s.Locations[i]
@@ -69,6 +75,13 @@ func buildIndex(s *Snapshot, p *Policy, now time.Time) *index {
 		oi.o = o
 		oi.loc = ix.locs[o.Location]
 		oi.domain = domainOf(oi.loc, o)
+		id, ok := ix.modelID[o.GPUModel]
+		if !ok {
+			id = len(ix.models)
+			ix.modelID[o.GPUModel] = id
+			ix.models = append(ix.models, o.GPUModel)
+		}
+		oi.model = id
 		oi.risk = estimateRisk(o, ev[i], ix.market, p)
 		oi.rank = rankOf(o.PricePerHour, oi.risk, refWindow, p)
 		oi.free = -1
@@ -245,7 +258,8 @@ func (ix *index) candidates(dst []int32, w *Workload, limit int, p *Policy) []in
 	if len(lists) > 1 || rated(w) {
 		key := func(i int32) float64 { return ix.offers[i].rank }
 		if rated(w) {
-			key = func(i int32) float64 { return ix.offers[i].rank / modelRate(w, ix.offers[i].o.GPUModel) }
+			rates := ix.rateTable(nil, w)
+			key = func(i int32) float64 { return ix.offers[i].rank / rates[ix.offers[i].model] }
 		}
 		slices.SortFunc(dst[start:], func(a, b int32) int {
 			return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(ix.offers[a].o.ID, ix.offers[b].o.ID))
@@ -253,6 +267,15 @@ func (ix *index) candidates(dst []int32, w *Workload, limit int, p *Policy) []in
 		if len(dst)-start > limit {
 			dst = dst[:start+limit]
 		}
+	}
+	return dst
+}
+
+// rateTable appends to dst what one replica of w serves on each model of the index, by position
+// (0 where w has no usable rate).
+func (ix *index) rateTable(dst []float64, w *Workload) []float64 {
+	for _, m := range ix.models {
+		dst = append(dst, modelRate(w, m))
 	}
 	return dst
 }

@@ -1,6 +1,10 @@
 package placement
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // The fallback and the hedge of a workload planned by rate: hedge.go's rules, with what a launch
 // brings or a loss takes counted in rate and replicas together, since replicas of several models
@@ -10,9 +14,16 @@ import "math"
 // while the sum falls short of a threshold (reached): outcomes that reach it are summed in done,
 // so the list stays as short as the few sums below the threshold.
 type tally struct {
-	states  []tallyState
-	done    float64
-	reached func(rate float64, n int) bool
+	states, spare []tallyState // spare is the buffer the next add fills
+	at            map[tallyKey]int
+	done          float64
+	reached       func(rate float64, n int) bool
+}
+
+// tallyKey is a sum. Sums equal but for rounding stay apart: that costs a state, not accuracy.
+type tallyKey struct {
+	rate float64
+	n    int
 }
 
 type tallyState struct {
@@ -22,7 +33,7 @@ type tallyState struct {
 }
 
 func newTally(reached func(rate float64, n int) bool) tally {
-	t := tally{reached: reached}
+	t := tally{reached: reached, at: map[tallyKey]int{}}
 	if reached(0, 0) {
 		t.done = 1
 	} else {
@@ -33,27 +44,28 @@ func newTally(reached func(rate float64, n int) bool) tally {
 
 // add counts one more event that, with the given chance, adds rate and n.
 func (t *tally) add(rate float64, n int, chance float64) {
-	next := make([]tallyState, 0, 2*len(t.states))
+	next := t.spare[:0]
+	clear(t.at)
 	for _, st := range t.states {
-		next = mergeState(next, tallyState{st.rate, st.n, st.p * (1 - chance)})
+		next = t.merge(next, tallyState{st.rate, st.n, st.p * (1 - chance)})
 		hit := tallyState{st.rate + rate, st.n + n, st.p * chance}
 		if t.reached(hit.rate, hit.n) {
 			t.done += hit.p
 		} else {
-			next = mergeState(next, hit)
+			next = t.merge(next, hit)
 		}
 	}
-	t.states = next
+	t.states, t.spare = next, t.states
 }
 
-// mergeState adds st to list, into the state with the same sum when there is one.
-func mergeState(list []tallyState, st tallyState) []tallyState {
-	for i := range list {
-		if list[i].n == st.n && math.Abs(list[i].rate-st.rate) <= rateSlack(st.rate) {
-			list[i].p += st.p
-			return list
-		}
+// merge adds st to list, into the state with the same sum when there is one.
+func (t *tally) merge(list []tallyState, st tallyState) []tallyState {
+	k := tallyKey{st.rate, st.n}
+	if i, ok := t.at[k]; ok {
+		list[i].p += st.p
+		return list
 	}
+	t.at[k] = len(list)
 	return append(list, st)
 }
 
@@ -141,7 +153,11 @@ func (s *selection) hedgeRate() {
 // fewer replicas than the minimum. The spare is what the set serves beyond the need, its hedges
 // and the rounding up of whole replicas alike. Fallback launches are left out: they back launches
 // that may find no capacity, and a launch unlikely to launch is no spare.
-func (s *selection) lossChance() float64 {
+func (s *selection) lossChance() float64 { return s.lossChanceWith(0) }
+
+// lossChanceWith is lossChance with one more replica that cannot be lost serving extra (none
+// when extra is 0): no hedge of at most that rate can bring the chance lower.
+func (s *selection) lossChanceWith(extra float64) float64 {
 	type dom struct {
 		p, rate float64
 		n       int
@@ -169,6 +185,9 @@ func (s *selection) lossChance() float64 {
 		doms[i].n++
 		doms[i].p = max(doms[i].p, 1-math.Exp(-o.risk.hazard*s.window.Hours()))
 	}
+	if extra > 0 {
+		total, n = total+extra, n+1
+	}
 	spareR, spareN := total-s.rate.need, n-s.rate.min
 	t := newTally(func(r float64, k int) bool { return r > spareR+rateSlack(s.rate.need) || k > spareN })
 	for _, d := range doms {
@@ -181,29 +200,45 @@ func (s *selection) lossChance() float64 {
 // within Policy.HedgeRisk it is the cheapest; when none does alone, the one that brings the most
 // rate per unit of cost, so the next hedge has the least left to cover. A new launch costs its
 // hedgeCost (its price per launch that finds capacity), a running replica its comparable cost.
+// Options are tried cheapest first, so the search usually ends after a few.
 func (s *selection) bestHedge() (option, bool) {
-	best, found, bestOK := option{}, false, false
-	consider := func(o option, oi int, cost float64) {
-		s.add(o, ReasonHedge)
-		ok := s.lossChance() <= s.wp.p.HedgeRisk
-		s.remove(len(s.slots) - 1)
-		score := cost
-		if !ok {
-			score = perUnit(cost, s.rateOf(oi))
-		}
-		if !found || (ok && !bestOK) || (ok == bestOK && score < best.cost) {
-			best, found, bestOK = option{inc: o.inc, cand: o.cand, cost: score}, true, ok
-		}
-	}
+	var opts []option
 	for i, in := range s.incs {
 		if !s.usedInc[in.replica] && s.hedgeable(in.offer) {
-			consider(option{inc: i, cand: -1}, in.offer, in.cost+s.spreadPenalty(in.offer))
+			opts = append(opts, option{inc: i, cand: -1, cost: in.cost + s.spreadPenalty(in.offer)})
 		}
 	}
 	for c, oi32 := range s.wp.cand {
 		if oi := int(oi32); s.wp.ix.hasRoom(oi) && s.hedgeable(oi) {
-			consider(option{inc: -1, cand: c}, oi, s.hedgeCost(oi)+s.spreadPenalty(oi))
+			opts = append(opts, option{inc: -1, cand: c, cost: s.hedgeCost(oi) + s.spreadPenalty(oi)})
 		}
 	}
-	return best, found
+	if len(opts) == 0 {
+		return option{}, false
+	}
+	slices.SortStableFunc(opts, func(a, b option) int { return cmp.Compare(a.cost, b.cost) })
+	most := 0.0
+	for _, o := range opts {
+		most = max(most, s.rateOf(s.offerOf(o)))
+	}
+	// When not even a replica of the largest rate that cannot be lost would do, none will.
+	hopeless := s.lossChanceWith(most) > s.wp.p.HedgeRisk
+	for _, o := range opts {
+		if hopeless || s.wp.halted() {
+			break
+		}
+		s.add(o, ReasonHedge)
+		ok := s.lossChance() <= s.wp.p.HedgeRisk
+		s.remove(len(s.slots) - 1)
+		if ok {
+			return o, true
+		}
+	}
+	best := opts[0]
+	for _, o := range opts[1:] {
+		if perUnit(o.cost, s.rateOf(s.offerOf(o))) < perUnit(best.cost, s.rateOf(s.offerOf(best))) {
+			best = o
+		}
+	}
+	return best, true
 }

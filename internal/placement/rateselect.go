@@ -29,7 +29,7 @@ func (s *selection) rateOf(oi int) float64 {
 	if !s.rate.on {
 		return 1
 	}
-	return modelRate(s.w, s.wp.ix.offers[oi].o.GPUModel)
+	return s.wp.rates[s.wp.ix.offers[oi].model]
 }
 
 // rateSum is what the whole set serves.

@@ -117,6 +117,8 @@ type workloadPlanner struct {
 	// was (see halted).
 	ctx     context.Context
 	stopped bool
+	// rates is rateTable of the workload being planned, when it is planned by rate.
+	rates []float64
 	// plans and slots are slabs the per-workload plans are carved from, so a full re-plan
 	// allocates a few large blocks rather than two small ones per workload.
 	plans []wplan
@@ -163,6 +165,7 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	need, capped := target(w)
 	if rated(w) {
 		need, capped = rateGuess(w), false // a first guess, to size the candidate list
+		wp.rates = ix.rateTable(wp.rates[:0], w)
 	}
 	out.w, out.need = w, need
 	window := lossWindow(w, p)
