@@ -316,3 +316,25 @@ func TestRateCooldownHoldsAMove(t *testing.T) {
 		t.Fatalf("actions %+v, want none during the cooldown", d.Actions)
 	}
 }
+
+// Planner.Apply re-plans a workload planned by rate after a reclaim as a full plan would.
+func TestRateApplyReplacesAReclaim(t *testing.T) {
+	s := servingSnapshot(32.77, 98.32, 0, 1600, "a")
+	s.Replicas = []placement.Replica{
+		{ID: "r1", Workload: "chat", Offer: "a-h100", State: placement.StateReady, Since: rateNow.Add(-time.Hour)},
+		{ID: "r2", Workload: "chat", Offer: "a-h100", State: placement.StateReady, Since: rateNow.Add(-time.Hour)},
+	}
+	pl := placement.NewPlanner(s, placement.Policy{}, rateNow)
+	if d := pl.Decision(); len(d.Actions) > 0 {
+		t.Fatalf("actions %+v, want none: two H100s cover 1,600", d.Actions)
+	}
+	lost := s.Replicas[1]
+	lost.State, lost.Deadline = placement.StateReclaimed, rateNow.Add(2*time.Minute)
+	d := pl.Apply(placement.Update{Replicas: []placement.Replica{lost}}, rateNow.Add(time.Minute))
+	if len(d.Actions) != 1 || d.Actions[0].Offer != "a-h100" || d.Actions[0].Count != 1 || d.Actions[0].Reason != placement.ReasonReclaim {
+		t.Fatalf("actions %+v, want one H100 launched for the reclaim", d.Actions)
+	}
+	if n, _ := pl.Target("chat"); n != 2 {
+		t.Fatalf("Planner.Target = %d, want 2", n)
+	}
+}

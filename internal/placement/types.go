@@ -1,6 +1,8 @@
 // Package placement is Bursar's planner: given where GPU capacity is, what it costs, how likely it
 // is to be reclaimed and what each workload needs, it decides how many replicas run where and on
-// which market.
+// which market. A workload asks for replicas, or for a rate (tokens/s) with what one replica
+// serves on each GPU model it accepts; the planner then also chooses the count and the mix of
+// models, cheapest per unit served (rateselect.go).
 //
 // The package is a pure core. Plan takes a Snapshot, a Policy and the time as values and returns a
 // Plan; it does no I/O, reads no clock and uses no hidden randomness, so the same inputs always
