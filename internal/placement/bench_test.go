@@ -1,6 +1,7 @@
 package placement_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -91,4 +92,48 @@ func BenchmarkReplanAfterReclaim(b *testing.B) {
 		base = append(base, time.Since(start))
 	}
 	reportLatency(b, "baseline_full_", base)
+}
+
+// BenchmarkPlanServing plans, from scratch, an estate of 1,000 workloads planned by rate over 50
+// locations selling 6 GPU types on spot and on demand, each workload accepting 2 or 3 types with
+// a rate each (issue 29's goal: under a second a pass). Baseline, measured in the same run: the
+// same estate planned in replicas, each workload on its fastest type only, asking the replicas
+// of it that cover its rate (what a team that picks one type runs).
+func BenchmarkPlanServing(b *testing.B) {
+	s := placementtest.ServingEstate(rand.New(rand.NewPCG(29, 29)), 1_000, 50, 6, benchNow)
+	var samples []time.Duration
+	var d placement.Decision
+	for b.Loop() {
+		start := time.Now()
+		d = placement.Plan(s, placement.Policy{}, benchNow)
+		samples = append(samples, time.Since(start))
+		if len(d.Actions) == 0 {
+			b.Fatal("no actions planned")
+		}
+	}
+	reportLatency(b, "", samples)
+	b.ReportMetric(d.CostPerHourAfter, "usd_per_hour")
+	b.ReportMetric(float64(len(d.Shortfalls)), "shortfalls")
+	flat := s
+	flat.Workloads = slices.Clone(s.Workloads)
+	for i := range flat.Workloads {
+		w := &flat.Workloads[i]
+		fastest := w.GPUModels[0]
+		for _, m := range w.GPUModels {
+			if w.Throughput[m] > w.Throughput[fastest] {
+				fastest = m
+			}
+		}
+		w.GPUModels = []string{fastest}
+		w.Demand = int(math.Ceil(w.DemandRate / w.Throughput[fastest]))
+		w.Throughput, w.DemandRate = nil, 0
+	}
+	var base []time.Duration
+	for range 3 {
+		start := time.Now()
+		d = placement.Plan(flat, placement.Policy{}, benchNow)
+		base = append(base, time.Since(start))
+	}
+	reportLatency(b, "baseline_replicas_", base)
+	b.ReportMetric(d.CostPerHourAfter, "baseline_replicas_usd_per_hour")
 }

@@ -119,6 +119,10 @@ func (pl *Planner) trimSlots(wpl *wplan, sc Scope, over float64, pick func(slot)
 	if saved > 0 {
 		before := pl.workloadScopeCost(sc, wpl)
 		wpl.need = min(wpl.need, len(wpl.desired))
+		if wpl.rated { // what the trimmed set serves is the need the surplus is settled against
+			wpl.needRate = min(wpl.needRate, pl.desiredRate(wpl))
+			wpl.minCount = min(wpl.minCount, len(wpl.desired))
+		}
 		pl.wp.settleSurplus(wpl, wpl.invalid, ReasonBudget)
 		saved += before - pl.workloadScopeCost(sc, wpl) // surplus kept or drained changes too
 	}
@@ -157,4 +161,13 @@ func (pl *Planner) askApproval(b Budget, over float64, order []int) {
 			Note: fmt.Sprintf("budget %q caps %.2f USD/h: cutting %d replicas goes below the minimum of %d",
 				b.Name, b.MaxPerHour, cut, wpl.w.MinReplicas)})
 	}
+}
+
+// desiredRate is what the desired set of a workload planned by rate serves.
+func (pl *Planner) desiredRate(wpl *wplan) float64 {
+	sum := 0.0
+	for _, sl := range wpl.desired {
+		sum += modelRate(wpl.w, pl.s.Offers[sl.offer].GPUModel)
+	}
+	return sum
 }

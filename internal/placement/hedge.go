@@ -31,7 +31,7 @@ func (s *selection) rulesHold(spreadOK bool, locs, minLoc int) bool {
 	if spreadOK && n >= 2 && d < 2 {
 		return false
 	}
-	return s.locations() >= min(locs, minLoc)
+	return s.locations() >= min(locs, minLoc) && s.holdsRate()
 }
 
 func (s *selection) locations() int {

@@ -69,8 +69,7 @@ func (pl *Planner) Apply(u Update, now time.Time) Decision {
 		d.CostPerHourAfter += pl.costAfter(wpl)
 		d.Actions = pl.appendActions(d.Actions, wpl)
 		if wpl.shortfall > 0 || wpl.why != "" {
-			d.Shortfalls = append(d.Shortfalls, Shortfall{Workload: wpl.w.ID, Wanted: wpl.need,
-				Placed: wpl.need - wpl.shortfall, Why: wpl.why})
+			d.Shortfalls = append(d.Shortfalls, wpl.shortfallOf())
 		}
 	}
 	d.CostPerHourBefore = pl.dec.CostPerHourBefore + pl.beforeDelta

@@ -10,6 +10,7 @@ import (
 type offerInfo struct {
 	o      *Offer
 	loc    *Location
+	model  int    // the GPU model's position in index.models
 	domain string // failure domain and instance type: spot replicas spread over these
 	risk   offerRisk
 	// rank orders offers in the index: price inflated by the risk of preemption over a reference
@@ -29,6 +30,10 @@ type index struct {
 	locs    map[string]*Location
 	byModel map[string][]int32
 	all     []int32
+	// models are the GPU models on offer; a workload planned by rate looks its rates up by
+	// position (rateTable) rather than by name in its map on every option it weighs.
+	models  []string
+	modelID map[string]int
 	// locFree is the capacity hint left per location; absent means no limit.
 	locFree map[string]int
 	// market is the spot market's pooled hazard, the prior of every spot offer's estimate.
@@ -46,6 +51,7 @@ func buildIndex(s *Snapshot, p *Policy, now time.Time) *index {
 		locs:    make(map[string]*Location, len(s.Locations)),
 		byModel: make(map[string][]int32),
 		locFree: make(map[string]int),
+		modelID: make(map[string]int),
 	}
 	for i := range s.Locations {
 		l := &s.Locations[i]
@@ -69,6 +75,13 @@ func buildIndex(s *Snapshot, p *Policy, now time.Time) *index {
 		oi.o = o
 		oi.loc = ix.locs[o.Location]
 		oi.domain = domainOf(oi.loc, o)
+		id, ok := ix.modelID[o.GPUModel]
+		if !ok {
+			id = len(ix.models)
+			ix.modelID[o.GPUModel] = id
+			ix.models = append(ix.models, o.GPUModel)
+		}
+		oi.model = id
 		oi.risk = estimateRisk(o, ev[i], ix.market, p)
 		oi.rank = rankOf(o.PricePerHour, oi.risk, refWindow, p)
 		oi.free = -1
@@ -156,6 +169,9 @@ func (ix *index) eligible(i int, w *Workload) bool {
 	if len(w.Markets) > 0 && !slices.Contains(w.Markets, o.Market) {
 		return false
 	}
+	if rated(w) && modelRate(w, o.GPUModel) == 0 {
+		return false
+	}
 	return residencyOK(oi.loc, w)
 }
 
@@ -200,11 +216,22 @@ func (ix *index) take(i, n int) {
 // candidates appends to dst the offers w may launch on, best rank first, stopping after limit
 // offers with room (offers without room are skipped, not counted). Spot offers whose launch chance
 // is under the policy's floor are left out.
+//
+// A workload planned by rate looks only at the models it has a rate for, and its candidates are
+// ordered by rank per unit of its rate, so the list keeps the offers cheapest per unit served.
 func (ix *index) candidates(dst []int32, w *Workload, limit int, p *Policy) []int32 {
 	lists := [][]int32{ix.all}
-	if len(w.GPUModels) > 0 {
+	switch {
+	case len(w.GPUModels) > 0:
 		lists = lists[:0]
 		for _, m := range w.GPUModels {
+			if l, ok := ix.byModel[m]; ok {
+				lists = append(lists, l)
+			}
+		}
+	case rated(w):
+		lists = lists[:0]
+		for m := range w.Throughput { // the merged list is sorted below: map order does not matter
 			if l, ok := ix.byModel[m]; ok {
 				lists = append(lists, l)
 			}
@@ -228,13 +255,27 @@ func (ix *index) candidates(dst []int32, w *Workload, limit int, p *Policy) []in
 			n++
 		}
 	}
-	if len(lists) > 1 {
+	if len(lists) > 1 || rated(w) {
+		key := func(i int32) float64 { return ix.offers[i].rank }
+		if rated(w) {
+			rates := ix.rateTable(nil, w)
+			key = func(i int32) float64 { return ix.offers[i].rank / rates[ix.offers[i].model] }
+		}
 		slices.SortFunc(dst[start:], func(a, b int32) int {
-			return cmp.Or(cmp.Compare(ix.offers[a].rank, ix.offers[b].rank), cmp.Compare(ix.offers[a].o.ID, ix.offers[b].o.ID))
+			return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(ix.offers[a].o.ID, ix.offers[b].o.ID))
 		})
 		if len(dst)-start > limit {
 			dst = dst[:start+limit]
 		}
+	}
+	return dst
+}
+
+// rateTable appends to dst what one replica of w serves on each model of the index, by position
+// (0 where w has no usable rate).
+func (ix *index) rateTable(dst []float64, w *Workload) []float64 {
+	for _, m := range ix.models {
+		dst = append(dst, modelRate(w, m))
 	}
 	return dst
 }

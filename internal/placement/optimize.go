@@ -19,8 +19,9 @@ type exactItem struct {
 	cost  float64 // comparable cost of one replica (slotCost / newCost)
 	pen   float64 // spot spread weight: price × hazard weight × hazard × loss window; 0 off spot
 	cap   int
-	loc   int // location id within the search
-	dom   int // spot failure domain id within the search; -1 off spot
+	rate  float64 // what one replica serves, for a workload planned by rate; 0 otherwise
+	loc   int     // location id within the search
+	dom   int     // spot failure domain id within the search; -1 off spot
 	fresh bool
 }
 
@@ -32,7 +33,11 @@ type exactSearch struct {
 	items      []exactItem
 	locTarget  int
 	needSpread bool
-	locFree    []int // per location id: room left for new launches; -1 means no limit
+	// needRate is the rate the set must keep serving (a workload planned by rate: the repair's
+	// floor); maxRate is the largest item rate, to prune sets that can no longer reach it.
+	needRate, maxRate float64
+	rate              float64
+	locFree           []int // per location id: room left for new launches; -1 means no limit
 
 	locNames, domNames []string
 
@@ -105,6 +110,9 @@ func (s *selection) optimize(minLoc int) bool {
 		e.locTarget = min(minLoc, nLocs)
 	}
 	e.needSpread = nDoms >= 2
+	if s.rate.on {
+		e.needRate = s.rate.floor
+	}
 	e.dfs(0, n, 0)
 	if e.aborted || !e.found {
 		return false
@@ -116,6 +124,7 @@ func (s *selection) optimize(minLoc int) bool {
 // reset clears the search state for a choice set with nDoms spot domains.
 func (e *exactSearch) reset(nDoms int) {
 	e.locTarget, e.needSpread, e.best, e.found = 0, false, math.Inf(1), false
+	e.needRate, e.rate = 0, 0
 	e.nodes, e.aborted, e.locs, e.spot, e.fresh, e.doms = 0, false, 0, 0, 0, 0
 	e.counts = zeroed(e.counts, len(e.items))
 	e.locUse = zeroed(e.locUse, len(e.locFree))
@@ -148,6 +157,9 @@ func (s *selection) exactItems(e *exactSearch, n int) (nLocs, nDoms int) {
 	add := func(o option, oi, capacity int, cost float64, fresh bool) {
 		info := &s.wp.ix.offers[oi]
 		it := exactItem{opt: o, cost: cost, cap: capacity, loc: nameID(&e.locNames, info.o.Location), dom: -1, fresh: fresh}
+		if s.rate.on {
+			it.rate = s.rateOf(oi)
+		}
 		if len(e.locFree) < len(e.locNames) {
 			free := -1
 			if f, ok := s.wp.ix.locFree[info.o.Location]; ok {
@@ -178,6 +190,10 @@ func (s *selection) exactItems(e *exactSearch, n int) (nLocs, nDoms int) {
 		}
 	}
 	slices.SortStableFunc(e.items, func(a, b exactItem) int { return cmp.Compare(a.cost, b.cost) })
+	e.maxRate = 0
+	for _, it := range e.items {
+		e.maxRate = max(e.maxRate, it.rate)
+	}
 	return len(e.locNames), len(e.domNames)
 }
 
@@ -201,6 +217,9 @@ func (e *exactSearch) dfs(i, r int, cost float64) {
 	}
 	if i == len(e.items) || e.locs+r < e.locTarget {
 		return
+	}
+	if e.needRate > 0 && e.rate+float64(r)*e.maxRate < e.needRate-rateSlack(e.needRate) {
+		return // even the fastest items cannot bring the set to its rate
 	}
 	it := &e.items[i]
 	if cost+float64(r)*it.cost >= e.best-1e-9 {
@@ -231,6 +250,7 @@ func (e *exactSearch) take(it *exactItem, k int) {
 	if e.locUse[it.loc] == 0 {
 		e.locs--
 	}
+	e.rate += float64(k) * it.rate
 	if it.fresh && e.locFree[it.loc] >= 0 {
 		e.locFree[it.loc] -= k
 	}
@@ -255,6 +275,9 @@ func (e *exactSearch) take(it *exactItem, k int) {
 // fill charges (each spot replica pays its domain's risk once per replica already there).
 func (e *exactSearch) leaf(cost float64) {
 	if e.locs < e.locTarget || (e.needSpread && e.spot >= 2 && e.fresh > 0 && e.doms < 2) {
+		return
+	}
+	if e.rate < e.needRate-rateSlack(e.needRate) {
 		return
 	}
 	for d, k := range e.domUse {

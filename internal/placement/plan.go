@@ -126,6 +126,18 @@ func (pl *Planner) Decision() Decision {
 	return pl.dec
 }
 
+// Target is how many replicas the plan counts as workload id's need: Target(w) for a workload
+// planned in replicas; for one planned by rate, the replicas of the set chosen to cover its rate
+// (hedges and fallback launches left out; a shortfall's estimate added). ok is false for a
+// workload the snapshot does not list.
+func (pl *Planner) Target(id string) (n int, ok bool) {
+	wi, ok := pl.wIdx[id]
+	if !ok {
+		return 0, false
+	}
+	return pl.plans[wi].need, true
+}
+
 // price is the price per hour of offer id, 0 when unknown.
 func (pl *Planner) price(offerID string) float64 {
 	if i, ok := pl.ix.byID[offerID]; ok {
@@ -153,8 +165,7 @@ func (pl *Planner) assemble() Decision {
 		d.Actions = pl.appendActions(d.Actions, wpl)
 		d.CostPerHourAfter += pl.costAfter(wpl)
 		if wpl.shortfall > 0 || wpl.why != "" {
-			d.Shortfalls = append(d.Shortfalls, Shortfall{Workload: wpl.w.ID, Wanted: wpl.need,
-				Placed: wpl.need - wpl.shortfall, Why: wpl.why})
+			d.Shortfalls = append(d.Shortfalls, wpl.shortfallOf())
 		}
 	}
 	for _, r := range pl.s.Replicas { // replicas of workloads the snapshot does not list run on

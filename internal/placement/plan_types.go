@@ -55,9 +55,13 @@ type Action struct {
 // Shortfall says a workload cannot get what it needs from the offers there are.
 type Shortfall struct {
 	Workload string
-	Wanted   int // ready replicas needed
+	Wanted   int // ready replicas needed (for a workload planned by rate, an estimate at its fastest model)
 	Placed   int // replicas the plan could place
-	Why      string
+	// WantedRate and PlacedRate are, for a workload planned by rate, the rate it needs and the
+	// rate the placed replicas serve, in its Throughput unit; 0 for one planned in replicas.
+	WantedRate float64
+	PlacedRate float64
+	Why        string
 }
 
 // Decision is the planner's answer for one snapshot: the plan Plan returns.

@@ -30,7 +30,7 @@ func genSnapshot(t *rapid.T) placement.Snapshot {
 	kinds := []placement.ObservationKind{placement.ObsLaunchFailed, placement.ObsPreempted, placement.ObsLaunched, placement.ObsEnded}
 	for i := range no {
 		o := placement.Offer{ID: fmt.Sprintf("o%d", i), Location: fmt.Sprintf("l%d", rapid.IntRange(0, nl-1).Draw(t, "loc")),
-			InstanceType: rapid.SampledFrom([]string{"p3", "p4d"}).Draw(t, "type"), GPUModel: "A100", GPUCount: 1,
+			InstanceType: rapid.SampledFrom([]string{"p3", "p4d"}).Draw(t, "type"), GPUModel: rapid.SampledFrom([]string{"A100", "A100", "H100"}).Draw(t, "model"), GPUCount: 1,
 			Market: rapid.SampledFrom(markets).Draw(t, "market"), PricePerHour: float64(rapid.IntRange(50, 500).Draw(t, "price")) / 100,
 			Capacity: rapid.IntRange(0, 6).Draw(t, "capacity")}
 		for range rapid.IntRange(0, 3).Draw(t, "history") {
@@ -49,6 +49,9 @@ func genSnapshot(t *rapid.T) placement.Snapshot {
 			ColdStart: 2 * time.Minute, WeightsGB: 20}
 		if rapid.Bool().Draw(t, "residency") {
 			w.Residency = []string{"eu"}
+		}
+		if rapid.Bool().Draw(t, "rated") {
+			drawRates(t, &w)
 		}
 		s.Workloads = append(s.Workloads, w)
 		for k := range rapid.IntRange(0, 4).Draw(t, "replicas") {
@@ -71,6 +74,25 @@ func genSnapshot(t *rapid.T) placement.Snapshot {
 	}
 	s.Seed = rapid.Uint64().Draw(t, "seed")
 	return s
+}
+
+// drawRates makes w a workload planned by rate: a rate on A100, on H100 or both (GPUModels
+// listing them, or left empty), a demand rate, and sometimes a maximum.
+func drawRates(t *rapid.T, w *placement.Workload) {
+	w.Throughput = map[string]float64{}
+	models := rapid.SampledFrom([][]string{{"A100"}, {"H100"}, {"A100", "H100"}}).Draw(t, "rated models")
+	for _, m := range models {
+		w.Throughput[m] = float64(rapid.IntRange(50, 900).Draw(t, "tput"))
+	}
+	w.GPUModels = nil
+	if rapid.Bool().Draw(t, "list models") {
+		w.GPUModels = models
+	}
+	w.Demand = 0
+	w.DemandRate = float64(rapid.IntRange(0, 3000).Draw(t, "rate"))
+	if rapid.Bool().Draw(t, "max") {
+		w.MaxReplicas = w.MinReplicas + rapid.IntRange(0, 4).Draw(t, "max over min")
+	}
 }
 
 // after lists the replicas that hold capacity once the decision is applied: live replicas not

@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"cmp"
 	"slices"
 	"time"
 )
@@ -20,6 +19,8 @@ type selection struct {
 	// spotIn counts the set's spot replicas per failure domain, so the spread penalty asked for
 	// every option of every fill step costs a lookup, not a scan of the set.
 	spotIn map[string]int
+	// rate is set for a workload planned by rate (see rateselect.go).
+	rate rateNeed
 }
 
 func newSelection(wp *workloadPlanner, w *Workload, window time.Duration) *selection {
@@ -110,12 +111,23 @@ func (s *selection) cheapestOption(accept func(oi int) bool) (option, bool) {
 
 // cheapestBy is cheapestOption with newCost giving the cost of a new launch.
 func (s *selection) cheapestBy(accept func(oi int) bool, newCost func(oi int) float64) (option, bool) {
+	return s.cheapestPer(accept, newCost, nil)
+}
+
+// cheapestPer is cheapestBy with each option's cost made a cost per unit of per(its offer) when
+// per is set (perUnit): a workload planned by rate ranks by cost per unit served. The option's
+// cost is then that figure.
+func (s *selection) cheapestPer(accept func(oi int) bool, newCost, per func(oi int) float64) (option, bool) {
 	best, found := option{}, false
 	for i, in := range s.incs {
 		if s.usedInc[in.replica] || (accept != nil && !accept(in.offer)) {
 			continue
 		}
-		if c := in.cost + s.spreadPenalty(in.offer); !found || c < best.cost {
+		c := in.cost + s.spreadPenalty(in.offer)
+		if per != nil {
+			c = perUnit(c, per(in.offer))
+		}
+		if !found || c < best.cost {
 			best, found = option{inc: i, cand: -1, cost: c}, true
 		}
 	}
@@ -123,11 +135,25 @@ func (s *selection) cheapestBy(accept func(oi int) bool, newCost func(oi int) fl
 		if !s.wp.ix.hasRoom(int(oi)) || (accept != nil && !accept(int(oi))) {
 			continue
 		}
-		if cost := newCost(int(oi)) + s.spreadPenalty(int(oi)); !found || cost < best.cost {
+		cost := newCost(int(oi)) + s.spreadPenalty(int(oi))
+		if per != nil {
+			cost = perUnit(cost, per(int(oi)))
+		}
+		if !found || cost < best.cost {
 			best, found = option{inc: -1, cand: c, cost: cost}, true
 		}
 	}
 	return best, found
+}
+
+// perUnit is cost per unit of u. A negative comparable cost (an incumbent in its cooldown, or
+// one whose move would cost more than it runs for) is a gain for keeping it: it is multiplied by
+// u, so that there too the option bringing more units ranks first.
+func perUnit(cost, u float64) float64 {
+	if cost < 0 {
+		return cost * u
+	}
+	return cost / u
 }
 
 func cheapest(opts []option) (option, bool) {
@@ -261,75 +287,4 @@ func (s *selection) fixLocations(minLoc int) bool {
 		changed = true
 	}
 	return changed
-}
-
-// bestSwap replaces a removable slot with an alternative, trying pairs by how little they raise
-// the cost and taking the first after which keep still holds (so fixing one rule does not break
-// another); when none keeps it, it takes the cheapest pair.
-func (s *selection) bestSwap(alts []option, removable func(slot) bool, keep func() bool) bool {
-	type pair struct {
-		i     int
-		a     option
-		delta float64
-	}
-	var pairs []pair
-	alts = s.distinct(alts)
-	seen := map[swapKey]bool{}
-	for i, sl := range s.slots {
-		if k := (swapKey{sl.offer, sl.replica < 0}); !removable(sl) || seen[k] {
-			continue
-		} else {
-			seen[k] = true
-		}
-		c := s.slotCost(sl)
-		for _, a := range alts {
-			if a.inc >= 0 && s.incs[a.inc].replica == sl.replica {
-				continue
-			}
-			pairs = append(pairs, pair{i, a, a.cost - c})
-		}
-	}
-	if len(pairs) == 0 {
-		return false
-	}
-	slices.SortStableFunc(pairs, func(x, y pair) int { return cmp.Compare(x.delta, y.delta) })
-	for _, p := range pairs {
-		if s.wp.halted() {
-			return false
-		}
-		sl := s.slots[p.i]
-		s.remove(p.i)
-		s.add(p.a, "")
-		if keep() {
-			return true
-		}
-		s.remove(len(s.slots) - 1)
-		s.restore(p.i, sl)
-	}
-	s.remove(pairs[0].i)
-	s.add(pairs[0].a, "")
-	return true
-}
-
-// swapKey is what matters about a slot or an option to a swap: its offer and whether it is a new
-// launch. Every incumbent on one offer costs the same, so two with one key are interchangeable,
-// and a swap search tries only the first, which keeps it from growing with the square of the
-// replica count.
-type swapKey struct {
-	offer int
-	fresh bool
-}
-
-// distinct is opts with only the first option of each swap key, in order.
-func (s *selection) distinct(opts []option) []option {
-	seen := make(map[swapKey]bool, len(opts))
-	out := make([]option, 0, len(opts))
-	for _, o := range opts {
-		k := swapKey{s.offerOf(o), o.inc < 0}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, o)
-		}
-	}
-	return out
 }

@@ -1,6 +1,8 @@
 // Package placement is Bursar's planner: given where GPU capacity is, what it costs, how likely it
 // is to be reclaimed and what each workload needs, it decides how many replicas run where and on
-// which market.
+// which market. A workload asks for replicas, or for a rate (tokens/s) with what one replica
+// serves on each GPU model it accepts; the planner then also chooses the count and the mix of
+// models, cheapest per unit served (rateselect.go).
 //
 // The package is a pure core. Plan takes a Snapshot, a Policy and the time as values and returns a
 // Plan; it does no I/O, reads no clock and uses no hidden randomness, so the same inputs always
@@ -107,8 +109,21 @@ type Workload struct {
 	WeightsGB float64       // copied on a move; priced at the source's egress rate
 	ColdStart time.Duration // launch to ready
 	// Demand is how many ready replicas the traffic needs now (from telemetry); the planner aims
-	// for max(Demand, MinReplicas), capped by MaxReplicas.
+	// for max(Demand, MinReplicas), capped by MaxReplicas. It is ignored when Throughput is set.
 	Demand int
+	// Throughput is what one replica serves at the workload's latency target, by GPU model, in
+	// the workload's demand unit (output tokens/s, requests/s). When it is set the workload is
+	// planned by rate: the planner covers DemandRate with the mix of models, locations and markets
+	// that is cheapest per unit served, at least MinReplicas (and MinLocations) replicas and at
+	// most MaxReplicas; an offer whose model has no positive rate here does not qualify. Empty
+	// means the workload is planned in replicas (Demand).
+	Throughput map[string]float64
+	// DemandRate is the rate the traffic needs now, in Throughput's unit; used only with
+	// Throughput.
+	DemandRate float64
+	// RateUnit names Throughput's unit in the planner's explanations ("tokens/s"); empty reads
+	// "units/s".
+	RateUnit string
 	// LastMoveAt is when the planner last moved this workload for price; moves wait Policy.Cooldown
 	// after it. The zero time means never.
 	LastMoveAt time.Time

@@ -44,11 +44,41 @@ type wplan struct {
 	// the minimum that wait for a person.
 	invalid   []int
 	approvals []Action
+	// For a workload planned by rate (rated): the rate it needs and the set's replicas serve,
+	// the least replicas it keeps, and what its reclaimed replicas served. need is then the
+	// desired set's replica count (plus the shortfall), an outcome of the plan.
+	rated                bool
+	needRate, placedRate float64
+	minCount             int
+	lostRate             float64
+}
+
+// covers says whether n ready replicas serving rate meet the plan's need.
+func (out *wplan) covers(n int, rate float64) bool {
+	if !out.rated {
+		return n >= out.need
+	}
+	return n >= out.minCount && rate >= out.needRate-rateSlack(out.needRate)
+}
+
+// shortfallOf is the Shortfall the plan reports.
+func (out *wplan) shortfallOf() Shortfall {
+	sf := Shortfall{Workload: out.w.ID, Wanted: out.need, Placed: out.need - out.shortfall, Why: out.why}
+	if out.rated {
+		sf.WantedRate, sf.PlacedRate = out.needRate, out.placedRate
+	}
+	return sf
 }
 
 // Target is how many ready replicas w needs: its demand, at least its minimum, at most its maximum
-// and the planner's limit.
+// and the planner's limit. For a workload planned by rate the count is an outcome of the plan:
+// Target is then the least it may be (MinReplicas, MinLocations), and Planner.Target the count
+// the plan chose.
 func Target(w *Workload) int {
+	if rated(w) {
+		lo, _ := rateCounts(w)
+		return lo
+	}
 	n, _ := target(w)
 	return n
 }
@@ -87,6 +117,8 @@ type workloadPlanner struct {
 	// was (see halted).
 	ctx     context.Context
 	stopped bool
+	// rates is rateTable of the workload being planned, when it is planned by rate.
+	rates []float64
 	// plans and slots are slabs the per-workload plans are carved from, so a full re-plan
 	// allocates a few large blocks rather than two small ones per workload.
 	plans []wplan
@@ -131,6 +163,10 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	ix, p := wp.ix, wp.p
 	out := wp.newPlan()
 	need, capped := target(w)
+	if rated(w) {
+		need, capped = rateGuess(w), false // a first guess, to size the candidate list
+		wp.rates = ix.rateTable(wp.rates[:0], w)
+	}
 	out.w, out.need = w, need
 	window := lossWindow(w, p)
 	incs := wp.incBuf[:0]
@@ -142,6 +178,9 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 		switch {
 		case r.State == StateReclaimed:
 			out.reclaimed++
+			if ok && rated(w) {
+				out.lostRate += modelRate(w, ix.offers[oi].o.GPUModel)
+			}
 			continue
 		case r.State != StateLaunching && r.State != StateReady:
 			continue
@@ -167,6 +206,13 @@ func (wp *workloadPlanner) plan(w *Workload, reps []int) *wplan {
 	wp.cand = ix.candidates(wp.cand[:0], w, limit, p)
 	sel := newSelection(wp, w, window)
 	sel.slots = wp.slotList(out.need + max(p.MaxHedge, 0) + 2)
+	if rated(w) {
+		wp.selectByRate(out, sel, incs)
+		out.desired, out.invalid = sel.slots, invalid
+		wp.assignRateReasons(out, incs, invalid)
+		wp.settleSurplus(out, invalid, "")
+		return out
+	}
 	sel.fill(incs, out.need)
 	sel.repair(w.MinLocations)
 	switch {
@@ -280,97 +326,3 @@ func containsMarket(ms []Market, m Market) bool {
 }
 
 func (wp *workloadPlanner) isSpot(oi int) bool { return wp.ix.offers[oi].o.Market == MarketSpot }
-
-// settleSurplus decides the fate of live replicas outside the desired set. Make-before-break: one
-// is drained only while the ready replicas left after draining it still meet the need; launching
-// ones go first, then the most expensive. The rest are kept until their replacements are ready.
-func (wp *workloadPlanner) settleSurplus(out *wplan, invalid []int, forced Reason) {
-	out.kept, out.drains = out.kept[:0], out.drains[:0]
-	in := map[int]bool{}
-	for _, sl := range out.desired {
-		if sl.replica >= 0 {
-			in[sl.replica] = true
-		}
-	}
-	ready := 0
-	var surplus []int
-	for _, ri := range out.live {
-		if wp.s.Replicas[ri].State == StateReady {
-			ready++
-		}
-		if !in[ri] {
-			surplus = append(surplus, ri)
-		}
-	}
-	wp.sortByPriceDesc(surplus)
-	for _, ri := range surplus {
-		isReady := wp.s.Replicas[ri].State == StateReady
-		// A ready replica stays while the others cannot meet the need without it; a launching
-		// one stays while the need is not met, since it may be the first to become ready.
-		if (isReady && ready-1 < out.need) || (!isReady && ready < out.need) {
-			out.kept = append(out.kept, ri)
-			continue
-		}
-		if isReady {
-			ready--
-		}
-		out.drains = append(out.drains, drainItem{replica: ri, reason: wp.drainReason(out, ri, invalid, forced)})
-	}
-}
-
-// drainReason says why a surplus replica goes: it no longer qualifies (residency), a budget asked
-// (forced), a newer replica of the desired set took its place (cheaper_offer), or fewer replicas
-// are needed (demand_down).
-func (wp *workloadPlanner) drainReason(out *wplan, ri int, invalid []int, forced Reason) Reason {
-	switch {
-	case containsInt(invalid, ri):
-		return ReasonResidency
-	case forced != "":
-		return forced
-	}
-	since := wp.s.Replicas[ri].Since
-	for _, sl := range out.desired {
-		if sl.replica < 0 || wp.s.Replicas[sl.replica].Since.After(since) {
-			return ReasonCheaperOffer
-		}
-	}
-	return ReasonDemandDown
-}
-
-func (wp *workloadPlanner) newSlots(out *wplan) int {
-	n := 0
-	for _, sl := range out.desired {
-		if sl.replica < 0 {
-			n++
-		}
-	}
-	return n
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func (wp *workloadPlanner) sortByPriceDesc(reps []int) {
-	price := func(ri int) float64 {
-		if oi, ok := wp.ix.byID[wp.s.Replicas[ri].Offer]; ok {
-			return wp.ix.offers[oi].o.PricePerHour
-		}
-		return math.Inf(1)
-	}
-	slices.SortStableFunc(reps, func(a, b int) int {
-		ra, rb := wp.s.Replicas[a].State == StateReady, wp.s.Replicas[b].State == StateReady
-		if ra != rb { // launching replicas go first: draining them loses no ready capacity
-			if !ra {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(price(b), price(a)), cmp.Compare(wp.s.Replicas[a].ID, wp.s.Replicas[b].ID))
-	})
-}

@@ -83,7 +83,8 @@ func (p *parser) workload(id string, kv *kvs) error {
 		GPUsPerReplica: kv.int("per_replica"), MinReplicas: kv.int("min"), MaxReplicas: kv.int("max"),
 		MinLocations: kv.int("locations"), Markets: markets, Residency: kv.list("residency"),
 		WeightsGB: kv.num("weights"), ColdStart: kv.dur("cold"), Demand: kv.int("demand"),
-		LastMoveAt: kv.at("last_move", p.sc.Now),
+		LastMoveAt: kv.at("last_move", p.sc.Now), Throughput: kv.rates("rates"),
+		DemandRate: kv.num("rate"), RateUnit: kv.str("unit"),
 	})
 	return kv.done()
 }

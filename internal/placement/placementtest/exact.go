@@ -120,6 +120,9 @@ func Qualifies(o placement.Offer, l placement.Location, w placement.Workload) bo
 	if len(w.Markets) > 0 && !slices.Contains(w.Markets, o.Market) {
 		return false
 	}
+	if r := w.Throughput[o.GPUModel]; len(w.Throughput) > 0 && !(r > 0 && r < math.Inf(1)) {
+		return false // a workload planned by rate runs only where it knows what a replica serves
+	}
 	if len(w.Residency) == 0 {
 		return true
 	}

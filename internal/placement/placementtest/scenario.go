@@ -11,6 +11,7 @@
 //	offer a-spot location=a type=p3 gpu=V100 count=1 market=spot price=1 capacity=4
 //	history a-spot preempted at=-10m lived=2h
 //	workload svc gpus=V100 min=2 demand=2 cold=2m markets=spot,on_demand
+//	workload chat rates=A100-80GB:172,H100-80GB:829 rate=1000 unit=tokens/s
 //	replica r1 workload=svc offer=a-spot state=reclaimed since=-3h deadline=+2m
 //	budget cap team=ml max=10
 //	plan
@@ -168,6 +169,27 @@ func (kv *kvs) num(k string) float64 {
 		kv.err = fmt.Errorf("%s=%q is not a number", k, s)
 	}
 	return v
+}
+
+// rates reads "MODEL:RATE,MODEL:RATE" (a workload's throughput per GPU model).
+func (kv *kvs) rates(k string) map[string]float64 {
+	if kv.err != nil {
+		return nil
+	}
+	var out map[string]float64
+	for _, pair := range kv.list(k) {
+		m, v, ok := strings.Cut(pair, ":")
+		r, err := strconv.ParseFloat(v, 64)
+		if !ok || m == "" || err != nil {
+			kv.err = fmt.Errorf("%s=%q: %q is not MODEL:RATE (like H100-80GB:829)", k, kv.m[k], pair)
+			return nil
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[m] = r
+	}
+	return out
 }
 
 func (kv *kvs) int(k string) int {

@@ -1,0 +1,115 @@
+package placement
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// settleSurplus decides the fate of live replicas outside the desired set. Make-before-break: one
+// is drained only while the ready replicas left after draining it still meet the need; launching
+// ones go first, then the most expensive. The rest are kept until their replacements are ready.
+func (wp *workloadPlanner) settleSurplus(out *wplan, invalid []int, forced Reason) {
+	out.kept, out.drains = out.kept[:0], out.drains[:0]
+	in := map[int]bool{}
+	for _, sl := range out.desired {
+		if sl.replica >= 0 {
+			in[sl.replica] = true
+		}
+	}
+	ready, readyRate := 0, 0.0
+	var surplus []int
+	for _, ri := range out.live {
+		if wp.s.Replicas[ri].State == StateReady {
+			ready++
+			readyRate += wp.replicaRate(out, ri)
+		}
+		if !in[ri] {
+			surplus = append(surplus, ri)
+		}
+	}
+	wp.sortByPriceDesc(surplus)
+	for _, ri := range surplus {
+		isReady := wp.s.Replicas[ri].State == StateReady
+		r := wp.replicaRate(out, ri)
+		// A ready replica stays while the others cannot meet the need without it; a launching
+		// one stays while the need is not met, since it may be the first to become ready.
+		if (isReady && !out.covers(ready-1, readyRate-r)) || (!isReady && !out.covers(ready, readyRate)) {
+			out.kept = append(out.kept, ri)
+			continue
+		}
+		if isReady {
+			ready, readyRate = ready-1, readyRate-r
+		}
+		out.drains = append(out.drains, drainItem{replica: ri, reason: wp.drainReason(out, ri, invalid, forced)})
+	}
+}
+
+// replicaRate is what replica ri serves for the plan's workload: 1 for a workload planned in
+// replicas, its model's rate (0 when it has none) for one planned by rate.
+func (wp *workloadPlanner) replicaRate(out *wplan, ri int) float64 {
+	if !out.rated {
+		return 1
+	}
+	if oi, ok := wp.ix.byID[wp.s.Replicas[ri].Offer]; ok {
+		return modelRate(out.w, wp.ix.offers[oi].o.GPUModel)
+	}
+	return 0
+}
+
+// drainReason says why a surplus replica goes: it no longer qualifies (residency), a budget asked
+// (forced), a newer replica of the desired set took its place (cheaper_offer), or fewer replicas
+// are needed (demand_down).
+func (wp *workloadPlanner) drainReason(out *wplan, ri int, invalid []int, forced Reason) Reason {
+	switch {
+	case containsInt(invalid, ri):
+		return ReasonResidency
+	case forced != "":
+		return forced
+	}
+	since := wp.s.Replicas[ri].Since
+	for _, sl := range out.desired {
+		if sl.replica < 0 || wp.s.Replicas[sl.replica].Since.After(since) {
+			return ReasonCheaperOffer
+		}
+	}
+	return ReasonDemandDown
+}
+
+func (wp *workloadPlanner) newSlots(out *wplan) int {
+	n := 0
+	for _, sl := range out.desired {
+		if sl.replica < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (wp *workloadPlanner) sortByPriceDesc(reps []int) {
+	price := func(ri int) float64 {
+		if oi, ok := wp.ix.byID[wp.s.Replicas[ri].Offer]; ok {
+			return wp.ix.offers[oi].o.PricePerHour
+		}
+		return math.Inf(1)
+	}
+	slices.SortStableFunc(reps, func(a, b int) int {
+		ra, rb := wp.s.Replicas[a].State == StateReady, wp.s.Replicas[b].State == StateReady
+		if ra != rb { // launching replicas go first: draining them loses no ready capacity
+			if !ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(price(b), price(a)), cmp.Compare(wp.s.Replicas[a].ID, wp.s.Replicas[b].ID))
+	})
+}
