@@ -47,6 +47,12 @@ func addServingFlags(cmd *cobra.Command, sf *servingFlags) {
 	f.Float64Var(&sf.scale, "demand-scale", 0, "with --serving: multiply demand by this (default: the trace's peak needs 16 replicas of the fastest type)")
 	f.StringVar(&sf.model, "model", q.Model, "with --serving: the profile's model")
 	f.IntVar(&sf.tpot, "tpot-ms", q.TPOTms, "with --serving: the profile's TPOT target in ms")
+	if c := f.Lookup("cold-start"); c != nil {
+		c.Usage += "; with --serving the default is 5m, whole minutes"
+	}
+	if p := f.Lookup("policy"); p != nil {
+		p.Usage += "; with --serving: " + strings.Join(serving.PolicyNames(), ", ") + " (default: all)"
+	}
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if !sf.on {
 			return nil
