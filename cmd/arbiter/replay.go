@@ -35,7 +35,7 @@ func newReplayCmd() *cobra.Command {
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if sf.on {
-				return runReplayServing(cmd, &sf, o.Policies, o.Windows, o.Seed, o.ColdStart, output)
+				return runReplayServing(cmd, &sf, o, output)
 			}
 			if err := checkNoServingFlags(cmd); err != nil {
 				return err

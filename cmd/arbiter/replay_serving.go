@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/replay"
 	"github.com/bursar-dev/bursar/internal/serving"
 )
 
@@ -28,7 +29,7 @@ type servingFlags struct {
 }
 
 // replicaOnly are the replica replay's flags: with --serving they are an error, not a no-op.
-var replicaOnly = []string{"trace", "binary-capacity", "target", "extra", "tick", "window", "offsets", "od-price-ratio", "jobs"}
+var replicaOnly = []string{"trace", "binary-capacity", "target", "extra", "tick", "offsets", "od-price-ratio", "jobs"}
 
 // servingOwn are --serving's own flags: without --serving they are an error.
 var servingOwn = []string{"demand", "profile", "capacity", "data", "demand-scale", "model", "tpot-ms"}
@@ -50,6 +51,9 @@ func addServingFlags(cmd *cobra.Command, sf *servingFlags) {
 	if c := f.Lookup("cold-start"); c != nil {
 		c.Usage += "; with --serving the default is 5m, whole minutes"
 	}
+	if w := f.Lookup("window"); w != nil {
+		w.Usage += "; with --serving the default is 24h, whole minutes"
+	}
 	if p := f.Lookup("policy"); p != nil {
 		p.Usage += "; with --serving: " + strings.Join(serving.PolicyNames(), ", ") + " (default: all)"
 	}
@@ -70,29 +74,35 @@ func addServingFlags(cmd *cobra.Command, sf *servingFlags) {
 	cmd.Example += "\n  # the serving benchmark on its default inputs (run from the repository root)\n" +
 		"  arbiter replay --serving\n" +
 		"  arbiter replay --serving --policy od-autoscale,skyserve --windows 3 --seed 7 -o json\n" +
+		"  # a one-hour trace: a shorter window\n" +
 		"  arbiter replay --serving --demand ../shared/data/serving/demand/azure-llm-2023/conv_per_minute.csv \\\n" +
-		"    --windows 1 --cold-start 3m --demand-scale 0.5"
+		"    --window 50m --windows 1 --cold-start 3m"
 }
 
 // runReplayServing checks the flags and runs one replay per demand trace.
-func runReplayServing(cmd *cobra.Command, sf *servingFlags, policies string, windows int, seed uint64, coldStart time.Duration, output string) error {
+func runReplayServing(cmd *cobra.Command, sf *servingFlags, o replay.Options, output string) error {
 	if err := checkServingFlags(cmd, sf); err != nil {
 		return err
 	}
-	names, err := serving.ParsePolicies(policies)
+	names, err := serving.ParsePolicies(o.Policies)
 	if err != nil {
 		return fmt.Errorf("--policy: %w", err)
 	}
 	cfg := serving.DefaultConfig()
 	if cmd.Flags().Changed("windows") {
-		cfg.Windows = windows
+		cfg.Windows = o.Windows
 	}
-	cfg.Seed = seed
+	cfg.Seed = o.Seed
 	if cmd.Flags().Changed("cold-start") {
-		if coldStart < 0 {
-			return fmt.Errorf("--cold-start %s: want a duration >= 0", coldStart)
+		if o.ColdStart < 0 {
+			return fmt.Errorf("--cold-start %s: want a duration >= 0", o.ColdStart)
 		}
-		cfg.ColdStart = int(math.Ceil(coldStart.Minutes())) // ready never early: whole minutes, up
+		cfg.ColdStart = int(math.Ceil(o.ColdStart.Minutes())) // ready never early: whole minutes, up
+	}
+	if cmd.Flags().Changed("window") {
+		if cfg.Length = int(o.Window / time.Minute); cfg.Length < 1 {
+			return fmt.Errorf("--window %s: want at least 1m (whole minutes; the serving tick is 60 s)", o.Window)
+		}
 	}
 	demands := sf.demands
 	if len(demands) == 0 {
