@@ -126,3 +126,24 @@ func TestSkyServeScalesDownLaunchingFirst(t *testing.T) {
 		t.Errorf("after scaling down 3: %v, want %v", spot, want)
 	}
 }
+
+// TestSkyServeRevivesZones: with four zones all come back once at most min(1, 4-3) = 1 is
+// active; with three, only once none is (REPLAY.md's rule).
+func TestSkyServeRevivesZones(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		preemptive []bool
+		want       []bool
+	}{
+		{"4 zones, 2 active", []bool{true, true, false, false}, []bool{true, true, false, false}},
+		{"4 zones, 1 active", []bool{true, true, true, false}, []bool{false, false, false, false}},
+		{"3 zones, 1 active", []bool{true, true, false}, []bool{true, true, false}},
+		{"3 zones, none active", []bool{true, true, true}, []bool{false, false, false}},
+	} {
+		p := &skyServe{zones: make([]int, len(tc.preemptive)), preemptive: slices.Clone(tc.preemptive)}
+		p.reviveIfFew()
+		if !slices.Equal(p.preemptive, tc.want) {
+			t.Errorf("%s: preemptive %v, want %v", tc.name, p.preemptive, tc.want)
+		}
+	}
+}

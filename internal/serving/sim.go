@@ -25,6 +25,7 @@ type fleet [][]int
 //  4. a replica launched at l is ready at t >= l+ColdStart if it survived every tick between.
 //
 // Billing and serving are the metrics' business: every held replica is billed, ready ones serve.
+// Source.Notice is not modelled: the only capacity trace is GCP's, whose notice is under a tick.
 func Simulate(p Policy, w *Window) (Schedule, error) {
 	if err := w.validate(); err != nil {
 		return Schedule{}, err
