@@ -263,14 +263,15 @@ func (in *Inputs) Window(offset, length, coldStart int) *Window {
 }
 
 // DescribeSources lists the sources, one a line, for the run's header.
-func (in *Inputs) DescribeSources() string {
+func DescribeSources(sources []Source) string {
 	var b strings.Builder
-	for _, s := range in.Sources {
+	for _, s := range sources {
 		market := "on-demand"
 		if s.Spot {
 			market = "spot"
 		}
-		fmt.Fprintf(&b, "  %-10s %-26s %-9s $%.2f/h  %.1f tok/s  $%.4f per 1k tok/s-h\n", s.Type, s.Zone, market, s.USDPerHour, s.Rate, 1000*s.USDPerHour/s.Rate)
+		fmt.Fprintf(&b, "  %-10s %-10s %-18s $%6.2f/h  %6.1f tok/s  $%.2f per M tokens at full use\n",
+			market, s.Type, s.Zone, s.USDPerHour, s.Rate, s.USDPerHour/(s.Rate*3600)*1e6)
 	}
 	return b.String()
 }

@@ -230,5 +230,5 @@ func TestLoadDefaults(t *testing.T) {
 			t.Errorf("source %d (%s %s spot=%v): capacity %d", i, s.Type, s.Zone, s.Spot, w.Capacity[0][i])
 		}
 	}
-	t.Logf("%s\n%s", in.Profile.Describe(), in.DescribeSources())
+	t.Logf("%s\n%s", in.Profile.Describe(), DescribeSources(in.Sources))
 }

@@ -51,6 +51,7 @@ func (r *Run) WriteTable(w io.Writer) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
+	fmt.Fprintf(w, "sources:\n%s", DescribeSources(r.Sources))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\t$/M tokens\tcost % of od-autoscale\tavailability %\tunserved %\tspot %\tmoves/h\tGPU-h by type\tforecast MAPE %\t")
 	for _, res := range r.Results {
