@@ -18,6 +18,7 @@ func newReplayCmd() *cobra.Command {
 	o := replay.DefaultOptions()
 	var offsets, output string
 	var jf replayJobFlags
+	var sf servingFlags
 	cmd := &cobra.Command{
 		Use:   "replay --trace DIR --policy LIST",
 		Short: "Compare placement policies on a recorded spot-capacity trace",
@@ -33,6 +34,12 @@ func newReplayCmd() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if sf.on {
+				return runReplayServing(cmd, &sf, o, output)
+			}
+			if err := checkNoServingFlags(cmd); err != nil {
+				return err
+			}
 			if jf.on {
 				return runReplayJobs(cmd, o.TraceDir, o.Policies, o.Windows, &jf, output)
 			}
@@ -65,6 +72,7 @@ func newReplayCmd() *cobra.Command {
 	f.Float64Var(&o.ODPriceRatio, "od-price-ratio", o.ODPriceRatio, "on-demand price in units of the spot price")
 	cli.OutputFlag(cmd, &output, "table", "json", "yaml")
 	addJobFlags(cmd, &jf)
+	addServingFlags(cmd, &sf)
 	_ = cmd.MarkFlagRequired("trace")
 	_ = cmd.MarkFlagRequired("policy")
 	return cmd

@@ -1,0 +1,44 @@
+package serving
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// BenchmarkServing replays every registered policy on the benchmark's default inputs (the two
+// ServeGen traces, the Splitwise profile, the SkyNomad H100 capacity, GCP prices) over the 10
+// windows of docs/serving.md, and reports each policy's headline figures, so that `make bench`
+// prints the serving table. ns/op is the time to replay one policy over the 10 windows (plus
+// od-autoscale, every policy's cost reference).
+func BenchmarkServing(b *testing.B) {
+	data := sharedData(b)
+	for _, demand := range DefaultDemands(data) {
+		in, err := Load(Paths{Data: data, Demand: demand})
+		if err != nil {
+			b.Fatal(err)
+		}
+		trace := strings.TrimSuffix(filepath.Base(demand), "_per_minute.csv")
+		for _, name := range PolicyNames() {
+			b.Run(trace+"/"+name, func(b *testing.B) {
+				var res []Result
+				for b.Loop() {
+					if res, err = Evaluate(context.Background(), in, DefaultConfig(), []string{name}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				r := res[0]
+				b.ReportMetric(r.CostUSDPerMillionTokens, "usd_per_mtok")
+				b.ReportMetric(r.CostPctOfODAutoscale, "cost_pct_od_autoscale")
+				b.ReportMetric(r.CapacityAvailabilityPct, "availability_pct")
+				b.ReportMetric(r.UnservedTokensPct, "unserved_pct")
+				b.ReportMetric(r.SpotSharePct, "spot_pct")
+				b.ReportMetric(r.MovesPerHour, "moves_per_h")
+				if r.ForecastMAPEPct > 0 {
+					b.ReportMetric(r.ForecastMAPEPct, "forecast_mape_pct")
+				}
+			})
+		}
+	}
+}
