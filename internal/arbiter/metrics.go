@@ -13,6 +13,8 @@ type metrics struct {
 	leader    prometheus.Gauge       // 1 while leading
 	events    *prometheus.CounterVec // folded events by type
 	refused   *prometheus.CounterVec // events not acted on, by type and why
+	// forecastMAPE is each serving workload's demand forecast error at the cold-start horizon.
+	forecastMAPE *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -38,9 +40,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bursar_arbiter_events_refused_total",
 			Help: "Events the arbiter refused to act on and sent to DLQ, by type and why (subject: on a subject " +
 				"of another type; implausible: a job.progress beyond the job's run time)."}, []string{"type", "why"}),
+		forecastMAPE: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bursar_arbiter_demand_forecast_mape_pct",
+			Help: "Mean absolute percentage error of each serving workload's demand forecast one cold start ahead, " +
+				"over its last 120 forecasts (workloads sized by throughput only)."}, []string{"workload"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.dropped, m.jobPlans, m.leader, m.events, m.refused)
+		reg.MustRegister(m.decisions, m.actions, m.reaction, m.planDur, m.dropped, m.jobPlans, m.leader, m.events, m.refused,
+			m.forecastMAPE)
 	}
 	return m
 }

@@ -138,7 +138,11 @@ func (l *ledger) snapshot(now time.Time, caps []placement.Budget) placement.Snap
 				}
 			}
 		}
-		pw.Demand = l.mk.demand(w, ready, now)
+		if pw.Throughput != nil {
+			pw.DemandRate = l.sizingRate(w, now)
+		} else {
+			pw.Demand = l.mk.demand(w, ready, now)
+		}
 		snap.Workloads = append(snap.Workloads, pw)
 	}
 	snap.Budgets = caps
@@ -153,7 +157,27 @@ func workload(w *fleet.Workload) placement.Workload {
 	for _, m := range w.Markets {
 		pw.Markets = append(pw.Markets, placement.Market(m))
 	}
+	if w.SizedByThroughput() && len(w.Serving.PerReplica) > 0 {
+		pw.Throughput, pw.RateUnit = w.Rates(), rateUnit[w.Scaling.Metric]
+	}
 	return pw
+}
+
+// rateUnit names a throughput metric's unit in the planner's explanations.
+var rateUnit = map[string]string{fleet.MetricTokens: "tokens/s", fleet.MetricRequests: "requests/s"}
+
+// sizingRate is the rate a workload sized by throughput is planned for: what its forecast expects
+// over the next cold start, or its current rate if more (demand.go). The forecast's error is
+// exported as it is read.
+func (l *ledger) sizingRate(w *fleet.Workload, now time.Time) float64 {
+	rate, mape, n, ok := l.mk.demandRate(w, now)
+	if n > 0 {
+		l.m.forecastMAPE.WithLabelValues(w.Name).Set(mape)
+	}
+	if !ok {
+		return 0
+	}
+	return rate
 }
 
 func firstOr(xs []string, def string) string {

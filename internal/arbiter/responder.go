@@ -15,7 +15,8 @@ type responder struct {
 	// replicas ended) it has not been told of.
 	known  map[string]placement.Replica
 	newObs []placement.OfferObservation
-	// targets are the ready replicas each workload needed when planner was made (restoring).
+	// targets are the ready replicas each workload needed when planner was made (restoring): its
+	// demand in replicas, or for one sized by throughput the replicas chosen to cover its rate.
 	targets map[string]int
 }
 
@@ -25,7 +26,7 @@ func (r *responder) keep(pl *placement.Planner, reps []placement.Replica, ws []p
 	r.planner = pl
 	r.targets = make(map[string]int, len(ws))
 	for i := range ws {
-		r.targets[ws[i].ID] = placement.Target(&ws[i])
+		r.targets[ws[i].ID], _ = pl.Target(ws[i].ID)
 	}
 	r.known = make(map[string]placement.Replica, len(reps))
 	for _, p := range reps {

@@ -248,6 +248,9 @@ func (in *Inputs) Ticks() int { return min(len(in.Demand.TokensPerS), len(in.Cap
 // Window cuts the window of length ticks starting at offset.
 func (in *Inputs) Window(offset, length, coldStart int) *Window {
 	w := &Window{Sources: in.Sources, ColdStart: coldStart, Demand: make([]float64, length), Capacity: make([][]int, length)}
+	for t := max(0, offset-PastTicks); t < offset; t++ {
+		w.Past = append(w.Past, in.Demand.TokensPerS[t]*in.Scale)
+	}
 	for t := range length {
 		w.Demand[t] = in.Demand.TokensPerS[offset+t] * in.Scale
 		w.Capacity[t] = make([]int, len(in.Sources))

@@ -15,6 +15,11 @@ type Score struct {
 	GPUHoursByType          map[string]float64 `json:"gpu_hours_by_type"`
 	ForecastMAPEPct         float64            `json:"forecast_mape_pct,omitempty"`
 	CostPctOfODAutoscale    float64            `json:"cost_pct_of_od_autoscale"`
+	// OptimalityGapPct, for a policy that bounds the optimum (Bounded), is how much dearer its
+	// schedule is than that lower bound, in percent of the schedule; ProvenOptimal says the gap is 0
+	// because the schedule was solved exactly.
+	OptimalityGapPct float64 `json:"optimality_gap_pct,omitempty"`
+	ProvenOptimal    bool    `json:"proven_optimal,omitempty"`
 }
 
 // tickHours is one 60 s tick in hours.

@@ -14,6 +14,8 @@ type Env struct {
 	ColdStart int
 	// Seed feeds the policy's own randomness; it differs per window and is fixed by --seed.
 	Seed uint64
+	// PastDemand is the demand before the window (Window.Past): history, not the future.
+	PastDemand []float64
 	// Window is the whole window, demand and capacity included. It is set only for hindsight
 	// policies (optimal); an online policy gets nil and must not know the future.
 	Window *Window

@@ -52,6 +52,15 @@ func (r *Run) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
 	fmt.Fprintf(w, "sources:\n%s", DescribeSources(r.Sources))
+	for _, res := range r.Results {
+		switch {
+		case res.ProvenOptimal:
+			fmt.Fprintf(w, "%s: solved exactly on every window\n", res.Policy)
+		case res.OptimalityGapPct > 0:
+			fmt.Fprintf(w, "%s: a schedule, not proven optimal: its cost is within %.1f %% of a lower bound on the optimum (mean over windows)\n",
+				res.Policy, res.OptimalityGapPct)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\t$/M tokens\tcost % of od-autoscale\tavailability %\tunserved %\tspot %\tmoves/h\tGPU-h by type\tforecast MAPE %\t")
 	for _, res := range r.Results {

@@ -74,7 +74,7 @@ func replayOne(ctx context.Context, name string, w *Window, seed uint64) (Score,
 	if !ok {
 		return Score{}, fmt.Errorf("unknown policy %q", name)
 	}
-	env := Env{Sources: w.Sources, ColdStart: w.ColdStart, Seed: seed}
+	env := Env{Sources: w.Sources, ColdStart: w.ColdStart, Seed: seed, PastDemand: w.Past}
 	if reg.hindsight {
 		env.Window = w
 	}
@@ -95,6 +95,10 @@ func replayOne(ctx context.Context, name string, w *Window, seed uint64) (Score,
 	if f, ok := p.(Forecasting); ok {
 		sc.ForecastMAPEPct = f.MAPE()
 	}
+	if b, ok := p.(Bounded); ok {
+		sc.OptimalityGapPct = gapPct(b)
+		_, sc.ProvenOptimal = b.Bound()
+	}
 	return sc, nil
 }
 
@@ -105,7 +109,7 @@ func windowSeed(seed uint64, w int) uint64 {
 
 // meanScore is the mean of every figure over the windows.
 func meanScore(ws []Score) Score {
-	m := Score{GPUHoursByType: map[string]float64{}}
+	m := Score{GPUHoursByType: map[string]float64{}, ProvenOptimal: len(ws) > 0}
 	n := float64(len(ws))
 	for _, s := range ws {
 		m.CostUSD += s.CostUSD / n
@@ -117,6 +121,8 @@ func meanScore(ws []Score) Score {
 		m.MovesPerHour += s.MovesPerHour / n
 		m.ForecastMAPEPct += s.ForecastMAPEPct / n
 		m.CostPctOfODAutoscale += s.CostPctOfODAutoscale / n
+		m.OptimalityGapPct += s.OptimalityGapPct / n
+		m.ProvenOptimal = m.ProvenOptimal && s.ProvenOptimal
 		for typ, h := range s.GPUHoursByType {
 			m.GPUHoursByType[typ] += h / n
 		}

@@ -16,6 +16,10 @@ type Source struct {
 	Notice     int     // ticks of notice before a reclaim takes a spot replica (0: none)
 }
 
+// PastTicks is how much demand before a window its policies are shown: a week of minutes, enough
+// for a forecaster's daily season.
+const PastTicks = 7 * 24 * 60
+
 // Unlimited is the capacity of a source without a trace (on-demand).
 const Unlimited = -1
 
@@ -25,6 +29,9 @@ type Window struct {
 	Sources []Source
 	// Demand[t] is the output tokens/s to serve during tick t.
 	Demand []float64
+	// Past is the demand of the ticks before the window, oldest first (up to PastTicks): what a
+	// collector had recorded before the window started, which every policy may read.
+	Past []float64
 	// Capacity[t][i] is how many replicas source i can hold during tick t (Unlimited for
 	// on-demand). A spot source's capacity is its zone's trace in replicas of its GPU count.
 	Capacity [][]int

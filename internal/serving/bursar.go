@@ -1,0 +1,192 @@
+package serving
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/placement"
+)
+
+func init() {
+	register("bursar-direct", func(env Env) (Policy, error) { return newDirect(env, true), nil }, false)
+	register("bursar-direct-no-forecast", func(env Env) (Policy, error) { return newDirect(env, false), nil }, false)
+}
+
+// direct drives Bursar's planner alone (placement.Plan) tick by tick, as the arbiter would: one
+// workload planned by rate, throughput per GPU type from the profile, one offer per source, and the
+// demand it is sized for from its forecaster (placement.Forecaster) fed minute by minute, the
+// days before the window first. Without the forecast it is sized for the last minute's demand.
+//
+// The simulator counts replicas per source; the planner wants replicas with ids, states and launch
+// times, and what each spot offer has shown (failed launches, preemptions, survival). direct keeps
+// that itself by the simulator's rules: a source that holds fewer than it had lost its newest
+// (the clamp's rule), and the oldest of a source's replicas are its ready ones.
+type direct struct {
+	sources   []Source
+	coldStart int
+	policy    placement.Policy
+	f         *placement.Forecaster
+	forecast  bool
+	past      []float64    // the demand before the window
+	live      [][]launched // per source, oldest first
+	history   [][]placement.Observation
+	nextID    int
+	lastMove  time.Time
+}
+
+type launched struct {
+	id   int
+	tick int
+}
+
+// directWorkload is the planner's name for the replayed service.
+const directWorkload = "svc"
+
+// directEpoch is the wall time of tick 0: the planner reasons in time, the simulator in ticks.
+var directEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newDirect(env Env, forecast bool) *direct {
+	p := placement.DefaultPolicy()
+	p.ReactionTime = time.Minute
+	d := &direct{sources: env.Sources, coldStart: env.ColdStart, policy: p, forecast: forecast, past: env.PastDemand,
+		f:    placement.NewForecaster(24*60, env.ColdStart+1),
+		live: make([][]launched, len(env.Sources)), history: make([][]placement.Observation, len(env.Sources))}
+	d.f.Replay(env.PastDemand)
+	return d
+}
+
+func (d *direct) Decide(obs *Observation) Decision {
+	t := obs.Tick
+	rate := 0.0
+	if t > 0 {
+		d.reconcile(obs.Held[t-1], t-1)
+		d.f.Observe(obs.Demand[t-1])
+		rate = obs.Demand[t-1]
+	} else if n := len(d.past); n > 0 {
+		rate = d.past[n-1]
+	}
+	if d.forecast {
+		rate = max(rate, d.f.Expect())
+	}
+	d.apply(placement.Plan(d.snapshot(t, rate, obs), d.policy, d.at(t)), t)
+	out := Decision{Held: make([]int, len(d.sources))}
+	for i := range d.sources {
+		out.Held[i] = len(d.live[i])
+	}
+	return out
+}
+
+// MAPE is the forecast's error at the cold-start horizon over what it has seen.
+func (d *direct) MAPE() float64 {
+	if !d.forecast {
+		return 0
+	}
+	pct, _ := d.f.MAPE()
+	return pct
+}
+
+func (d *direct) at(t int) time.Time { return directEpoch.Add(time.Duration(t) * time.Minute) }
+
+// reconcile learns what the clamp of tick s took: the newest replicas beyond what is held. One
+// launched at s found no capacity; an older one was reclaimed after living s-launch ticks.
+func (d *direct) reconcile(held []int, s int) {
+	for i, n := range held {
+		for len(d.live[i]) > n {
+			lost := d.live[i][len(d.live[i])-1]
+			d.live[i] = d.live[i][:len(d.live[i])-1]
+			ob := placement.Observation{At: d.at(s), Kind: placement.ObsLaunchFailed}
+			if lost.tick < s {
+				ob = placement.Observation{At: d.at(s), Kind: placement.ObsPreempted, Lived: time.Duration(s-lost.tick) * time.Minute}
+			}
+			d.history[i] = append(d.history[i], ob)
+		}
+	}
+}
+
+// snapshot is the planner's view at tick t: one offer per source with its last day of history,
+// and the replicas held at the end of tick t-1, the oldest Ready of each source ready.
+func (d *direct) snapshot(t int, rate float64, obs *Observation) placement.Snapshot {
+	now := d.at(t)
+	w := placement.Workload{ID: directWorkload, MinReplicas: 1, GPUsPerReplica: 1, RateUnit: "tokens/s",
+		Throughput: map[string]float64{}, DemandRate: rate, LastMoveAt: d.lastMove,
+		ColdStart: time.Duration(d.coldStart) * time.Minute}
+	s := placement.Snapshot{}
+	zones := map[string]bool{}
+	for i, src := range d.sources {
+		w.Throughput[src.Type] = src.Rate
+		w.GPUModels = appendNew(w.GPUModels, src.Type)
+		if !zones[src.Zone] {
+			zones[src.Zone] = true
+			s.Locations = append(s.Locations, placement.Location{ID: src.Zone, Zone: src.Zone})
+		}
+		market := placement.MarketOnDemand
+		if src.Spot {
+			market = placement.MarketSpot
+			d.history[i] = recent(d.history[i], now)
+		}
+		s.Offers = append(s.Offers, placement.Offer{ID: strconv.Itoa(i), Location: src.Zone, InstanceType: src.Type,
+			GPUModel: src.Type, GPUCount: max(src.GPUs, 1), Market: market, PricePerHour: src.USDPerHour, History: d.history[i]})
+		ready := 0
+		if t > 0 {
+			ready = obs.Ready[t-1][i]
+		}
+		for k, r := range d.live[i] {
+			state := placement.StateLaunching
+			if k < ready {
+				state = placement.StateReady
+			}
+			s.Replicas = append(s.Replicas, placement.Replica{ID: strconv.Itoa(r.id), Workload: directWorkload,
+				Offer: strconv.Itoa(i), State: state, Since: d.at(r.tick)})
+		}
+	}
+	s.Workloads = []placement.Workload{w}
+	return s
+}
+
+// apply carries out the plan's launches and drains; a drain ends the newest of its source, as the
+// simulator releases them.
+func (d *direct) apply(plan placement.Decision, t int) {
+	for _, a := range plan.Actions {
+		i, err := strconv.Atoi(a.Offer)
+		if err != nil || i < 0 || i >= len(d.live) {
+			continue
+		}
+		switch a.Kind {
+		case placement.ActionLaunch:
+			if a.Reason == placement.ReasonCheaperOffer {
+				d.lastMove = d.at(t)
+			}
+			for range a.Count {
+				d.live[i] = append(d.live[i], launched{id: d.nextID, tick: t})
+				d.nextID++
+			}
+		case placement.ActionDrain:
+			for n := len(a.Replicas); n > 0 && len(d.live[i]) > 0; n-- {
+				gone := d.live[i][len(d.live[i])-1]
+				d.live[i] = d.live[i][:len(d.live[i])-1]
+				if d.sources[i].Spot {
+					d.history[i] = append(d.history[i], placement.Observation{At: d.at(t), Kind: placement.ObsEnded,
+						Lived: time.Duration(t-gone.tick) * time.Minute})
+				}
+			}
+		}
+	}
+}
+
+// recent drops observations older than a day: beyond it their weight is negligible under the
+// planner's default half-lives, and the snapshot stays small.
+func recent(hist []placement.Observation, now time.Time) []placement.Observation {
+	keep := 0
+	for keep < len(hist) && now.Sub(hist[keep].At) > 24*time.Hour {
+		keep++
+	}
+	return hist[keep:]
+}
+
+func appendNew(xs []string, x string) []string {
+	if slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
+}
