@@ -25,10 +25,11 @@ type demandSeries struct {
 	f    *placement.Forecaster
 }
 
-// stepDemand closes each of workload w's steps that ended by at, before the sample at at is
-// folded: a closed step's demand is the sum of w's replica rates current at its end, so a
-// replica that stopped reporting drops out after staleAfter and a silent workload reads 0. A
-// gap longer than a season restarts the history at at. It holds tmu.
+// stepDemand closes each of workload w's steps that ended by at, once the sample at at is folded
+// (a sample's rate is what was served since the one before, so it belongs to the step it ends): a
+// closed step's demand is the sum of w's replica rates current at its end, so a replica that
+// stopped reporting drops out after staleAfter and a silent workload reads 0. A gap longer than a
+// season restarts the history at at. It holds tmu.
 func (m *market) stepDemand(w *fleet.Workload, at time.Time) {
 	if !w.SizedByThroughput() {
 		return

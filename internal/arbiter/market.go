@@ -200,11 +200,6 @@ func (m *market) tokens(e *events.TokensSample) error {
 	key := e.Location + "/" + e.Workload + "/" + e.Replica
 	m.tmu.Lock()
 	defer m.tmu.Unlock()
-	if m.cfg != nil {
-		if w, ok := m.cfg.Workload(e.Workload); ok {
-			m.stepDemand(w, e.At)
-		}
-	}
 	r, ok := m.rates[key]
 	tok := e.PromptTokens + e.GenerationTokens
 	var bad error
@@ -225,6 +220,11 @@ func (m *market) tokens(e *events.TokensSample) error {
 	}
 	if !ok || e.At.After(r.at) {
 		r.at, r.tokens, r.requests = e.At, tok, e.Requests
+	}
+	if m.cfg != nil {
+		if w, ok := m.cfg.Workload(e.Workload); ok {
+			m.stepDemand(w, e.At)
+		}
 	}
 	return bad
 }
