@@ -62,9 +62,12 @@ func (m *market) sumRates(w *fleet.Workload, now time.Time) (total float64, seen
 			continue
 		}
 		seen = true
-		if w.Scaling.Metric == fleet.MetricTokens {
+		switch w.Scaling.Metric {
+		case fleet.MetricTokens:
 			total += r.tokPerS
-		} else {
+		case fleet.MetricOutputTokens:
+			total += r.genPerS
+		default:
 			total += r.reqPerS
 		}
 	}

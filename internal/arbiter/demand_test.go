@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
@@ -69,5 +70,24 @@ func TestDemandForecastPrewarmsAndSurvivesARestart(t *testing.T) {
 	}
 	if night := runs[0][0]; night > 2*1000 {
 		t.Errorf("at night it sizes for %.0f tokens/s: the headroom keeps more than twice the demand warm", night)
+	}
+}
+
+// TestOutputTokensCountGeneratedOnly: a workload sized in output tokens reads the generated
+// tokens' rate, one sized in tokens the prompt's and the generated together.
+func TestOutputTokensCountGeneratedOnly(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	m := newMarket(&fleet.Config{})
+	for _, e := range []*events.TokensSample{tokensAt(t0, "r1", 0, 0), tokensAt(t0.Add(10*time.Second), "r1", 1000, 10)} {
+		e.PromptTokens = e.GenerationTokens * 3
+		if err := m.tokens(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for metric, want := range map[string]float64{fleet.MetricOutputTokens: 100, fleet.MetricTokens: 400, fleet.MetricRequests: 1} {
+		w := &fleet.Workload{Name: "svc", Scaling: fleet.Scaling{Metric: metric}}
+		if got, seen := m.sumRates(w, t0.Add(10*time.Second)); !seen || got != want {
+			t.Errorf("%s: %v (seen %v), want %v", metric, got, seen, want)
+		}
 	}
 }

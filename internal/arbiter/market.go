@@ -52,9 +52,11 @@ type notice struct {
 type rate struct {
 	workload string
 	at       time.Time
-	tokens   int64
+	tokens   int64 // prompt and generated
+	gen      int64 // generated
 	requests int64
 	tokPerS  float64
+	genPerS  float64
 	reqPerS  float64
 }
 
@@ -203,14 +205,14 @@ func (m *market) tokens(e *events.TokensSample) error {
 	r, ok := m.rates[key]
 	tok := e.PromptTokens + e.GenerationTokens
 	var bad error
-	if ok && !e.Reset && e.At.After(r.at) && tok >= r.tokens && e.Requests >= r.requests {
+	if ok && !e.Reset && e.At.After(r.at) && tok >= r.tokens && e.GenerationTokens >= r.gen && e.Requests >= r.requests {
 		dt := e.At.Sub(r.at).Seconds()
 		tps, rps := float64(tok-r.tokens)/dt, float64(e.Requests-r.requests)/dt
 		if tps > maxTokensPerSecond || rps > maxRequestsPerSecond {
 			bad = fmt.Errorf("replica %s of workload %s at %s rose %.0f tokens/s and %.0f requests/s over %gs, above the %d and %d one replica can serve; check that no two scrape targets share a replica name",
 				e.Replica, e.Workload, e.Location, tps, rps, dt, maxTokensPerSecond, maxRequestsPerSecond)
 		} else {
-			r.tokPerS, r.reqPerS = tps, rps
+			r.tokPerS, r.genPerS, r.reqPerS = tps, float64(e.GenerationTokens-r.gen)/dt, rps
 		}
 	}
 	if !ok {
@@ -219,7 +221,7 @@ func (m *market) tokens(e *events.TokensSample) error {
 		m.byWorkload[e.Workload] = append(m.byWorkload[e.Workload], r)
 	}
 	if !ok || e.At.After(r.at) {
-		r.at, r.tokens, r.requests = e.At, tok, e.Requests
+		r.at, r.tokens, r.gen, r.requests = e.At, tok, e.GenerationTokens, e.Requests
 	}
 	if m.cfg != nil {
 		if w, ok := m.cfg.Workload(e.Workload); ok {
@@ -259,7 +261,7 @@ func (m *market) demand(w *fleet.Workload, ready int, now time.Time) int {
 	m.tmu.Lock()
 	defer m.tmu.Unlock()
 	switch s.Metric {
-	case fleet.MetricTokens, fleet.MetricRequests:
+	case fleet.MetricTokens, fleet.MetricOutputTokens, fleet.MetricRequests:
 		total, seen = m.sumRates(w, now)
 	case fleet.MetricUtilization:
 		// gpu.sample carries no workload: the mean utilization of the GPUs at the locations the

@@ -164,7 +164,8 @@ func workload(w *fleet.Workload) placement.Workload {
 }
 
 // rateUnit names a throughput metric's unit in the planner's explanations.
-var rateUnit = map[string]string{fleet.MetricTokens: "tokens/s", fleet.MetricRequests: "requests/s"}
+var rateUnit = map[string]string{fleet.MetricTokens: "tokens/s", fleet.MetricOutputTokens: "output tokens/s",
+	fleet.MetricRequests: "requests/s"}
 
 // sizingRate is the rate a workload sized by throughput is planned for: what its forecast expects
 // over the next cold start, or its current rate if more (demand.go). The forecast's error is

@@ -140,7 +140,7 @@ func (s *Scaling) check(at []any) error {
 	switch s.Metric {
 	case "":
 		return nil
-	case MetricTokens, MetricRequests:
+	case MetricTokens, MetricOutputTokens, MetricRequests:
 		// 0: the rates are per GPU model, in serving.per_replica (checkServing).
 		if s.PerReplica < 0 || math.IsNaN(s.PerReplica) || math.IsInf(s.PerReplica, 0) {
 			return fail("want the amount one replica serves, more than 0", append(at, "per_replica")...)
@@ -152,7 +152,7 @@ func (s *Scaling) check(at []any) error {
 		}
 		return nil
 	}
-	return fail(fmt.Sprintf("unknown metric %q; want %s, %s or %s", s.Metric, MetricTokens, MetricRequests, MetricUtilization),
+	return fail(fmt.Sprintf("unknown metric %q; want %s, %s, %s or %s", s.Metric, MetricTokens, MetricOutputTokens, MetricRequests, MetricUtilization),
 		append(at, "metric")...)
 }
 

@@ -127,7 +127,8 @@ type Replicas struct {
 
 // Scaling turns telemetry into demand: ceil(observed / per_replica) replicas.
 type Scaling struct {
-	// Metric is tokens_per_second, requests_per_second or gpu_utilization (percent per replica).
+	// Metric is tokens_per_second (prompt and generated), output_tokens_per_second (generated
+	// only), requests_per_second or gpu_utilization (percent per replica).
 	Metric string `yaml:"metric"`
 	// PerReplica is what one replica serves of the metric: the utilization percent to scale at,
 	// or, for a workload on one GPU model, its tokens or requests per second (a shorthand for
@@ -139,9 +140,12 @@ type Scaling struct {
 
 // The scaling metrics.
 const (
-	MetricTokens      = "tokens_per_second"
-	MetricRequests    = "requests_per_second"
-	MetricUtilization = "gpu_utilization"
+	MetricTokens = "tokens_per_second"
+	// MetricOutputTokens counts generated tokens only: the unit of decode throughput profiles
+	// (output tokens/s per replica at a TPOT target), which prompt tokens would inflate.
+	MetricOutputTokens = "output_tokens_per_second"
+	MetricRequests     = "requests_per_second"
+	MetricUtilization  = "gpu_utilization"
 )
 
 // KubeWorkload names the workload's Deployments (or StatefulSets) in each location's cluster:

@@ -47,7 +47,11 @@ func (s *Serving) isZero() bool {
 // metrics a rate per GPU model applies to (gpu_utilization is a percent per replica, the same
 // on any model).
 func (w *Workload) SizedByThroughput() bool {
-	return w.Scaling.Metric == MetricTokens || w.Scaling.Metric == MetricRequests
+	switch w.Scaling.Metric {
+	case MetricTokens, MetricOutputTokens, MetricRequests:
+		return true
+	}
+	return false
 }
 
 // Rates is what one replica serves on each GPU model w accepts, in the scaling metric's unit:
@@ -150,11 +154,11 @@ func (s *Serving) checkTarget(at func(...any) []any) error {
 func (w *Workload) checkRates(at func(...any) []any) error {
 	switch {
 	case w.Scaling.Metric == "":
-		return fail(fmt.Sprintf("rates need a unit: set scaling.metric to %s or %s", MetricTokens, MetricRequests),
+		return fail(fmt.Sprintf("rates need a unit: set scaling.metric to %s, %s or %s", MetricTokens, MetricOutputTokens, MetricRequests),
 			at("serving", "per_replica")...)
 	case !w.SizedByThroughput():
-		return fail(fmt.Sprintf("rates per GPU model apply to %s or %s; a %s workload keeps its target in scaling.per_replica",
-			MetricTokens, MetricRequests, w.Scaling.Metric), at("serving", "per_replica")...)
+		return fail(fmt.Sprintf("rates per GPU model apply to %s, %s or %s; a %s workload keeps its target in scaling.per_replica",
+			MetricTokens, MetricOutputTokens, MetricRequests, w.Scaling.Metric), at("serving", "per_replica")...)
 	case w.Scaling.PerReplica != 0:
 		return fail("give the rate per model in serving.per_replica or one rate here (one model only), not both",
 			at("scaling", "per_replica")...)

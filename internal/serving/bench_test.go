@@ -38,6 +38,9 @@ func BenchmarkServing(b *testing.B) {
 				if r.ForecastMAPEPct > 0 {
 					b.ReportMetric(r.ForecastMAPEPct, "forecast_mape_pct")
 				}
+				if r.OptimalityGapPct > 0 {
+					b.ReportMetric(r.OptimalityGapPct, "gap_to_bound_pct")
+				}
 			})
 		}
 	}
