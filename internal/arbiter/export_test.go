@@ -148,6 +148,16 @@ func (s *Service) JobRunOf(name string) (run jobs.Run, ok bool) {
 }
 
 // Demand is how many replicas workload's telemetry asks for now.
+// SizingRate is the rate a serving workload sized by throughput is planned for now (demand.go).
+func (s *Service) SizingRate(workload string) float64 {
+	w, ok := s.o.Config.Workload(workload)
+	if !ok {
+		return 0
+	}
+	rate, _, _, _ := s.mk.demandRate(w, s.o.Clock.Now())
+	return rate
+}
+
 func (s *Service) Demand(workload string) int {
 	w, ok := s.o.Config.Workload(workload)
 	if !ok {
