@@ -29,9 +29,11 @@ func newDemoCmd(g *cli.Globals) *cobra.Command {
 and replays a real spot-capacity trace on a virtual clock, a trace minute at a time and as fast as the
 CPU allows, so two runs print the same figures: a simulated fleet loses spot instances
 when a zone's capacity falls, the arbiter replaces them (the same code as "arbiter run"), the
-replicas report tokens, and the recorder writes every event to ClickHouse. At the end it prints
-cost, availability, reclaims, cost per million tokens and savings against on-demand per workload
-and location, and writes a markdown report with PNG charts under the data directory.
+ready replicas serve each workload's demand (a real per-minute demand trace) at their GPU type's
+rate and report tokens, and the recorder writes every event to ClickHouse. At the end it prints
+cost, availability, the share of minutes with enough capacity, reclaims, cost per million tokens
+and savings against on-demand per workload and location, cost per million tokens by GPU type,
+and writes a markdown report with PNG charts under the data directory.
 
 What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/ and load/.`,
 		Example: `  arbiter demo                              # examples/demo, seconds
@@ -68,7 +70,7 @@ What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dir, "dir", "examples/demo", "what to replay: bursar.yaml, prices/*.csv, trace/<location>.json, load/arrival-rates.csv")
+	f.StringVar(&o.dir, "dir", "examples/demo", "what to replay: bursar.yaml, prices/*.csv, trace/<location>.json, load/<workload>.csv")
 	f.DurationVar(&o.length, "length", 0, "trace time to replay (default: the whole trace, about 10h45m)")
 	return cmd
 }

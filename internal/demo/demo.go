@@ -31,7 +31,7 @@ import (
 //	bursar.yaml            the fleet (every location's actuator must be sim)
 //	prices/*.csv           catalog prices in SkyPilot's format (aws_vms.csv, gcp_vms.csv)
 //	trace/<location>.json  each location's spot capacity, one count per tick
-//	load/arrival-rates.csv the shape of the traffic
+//	load/<workload>.csv    each workload's demand per minute, in SERVING.md's format
 type Options struct {
 	Dir     string
 	DataDir string        // created; embedded NATS and ClickHouse files, and the report
@@ -59,7 +59,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	in, err := load(o.Dir)
+	in, err := load(ctx, o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -83,11 +83,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer inf.Close()
 	clk := NewClock(start)
-	rc, err := replayTrace(ctx, inf, o, in, clk, start, o.End)
+	rc, served, err := replayTrace(ctx, inf, o, in, clk, start, o.End)
 	if err != nil {
 		return nil, err
 	}
-	return writeReports(ctx, inf.Store, in.cfg, start, o.End, rc, filepath.Join(o.DataDir, "report"))
+	return writeReports(ctx, inf.Store, in.cfg, start, o.End, rc, served, filepath.Join(o.DataDir, "report"))
 }
 
 // inputs is what Dir holds, read and checked.
@@ -96,10 +96,13 @@ type inputs struct {
 	prices   []string
 	capacity map[string][]int
 	ticks    int
-	rates    []float64
+	traffic  map[string]traffic // by workload
+	gpus     map[string]string  // instance type → GPU model
 }
 
-func load(dir string) (*inputs, error) {
+// load reads and checks Dir. The replay is as long as the shortest of the capacity traces and
+// the demand files.
+func load(ctx context.Context, dir string) (*inputs, error) {
 	cfg, err := fleet.Load(filepath.Join(dir, "bursar.yaml"))
 	if err != nil {
 		return nil, err
@@ -129,13 +132,16 @@ func load(dir string) (*inputs, error) {
 	if in.prices, err = filepath.Glob(filepath.Join(dir, "prices", "*.csv")); err != nil || len(in.prices) == 0 {
 		return nil, fmt.Errorf("%s/prices: no *.csv price catalog", dir)
 	}
-	f, err := os.Open(filepath.Join(dir, "load", "arrival-rates.csv"))
+	cat, err := (&pricesource.SkyPilotFiles{Paths: in.prices}).Fetch(ctx, time.Time{})
 	if err != nil {
-		return nil, fmt.Errorf("reading the traffic shape: %w", err)
+		return nil, fmt.Errorf("reading the demo's prices: %w", err)
 	}
-	defer f.Close()
-	in.rates, err = ParseRates(f, "load/arrival-rates.csv")
-	return in, err
+	in.gpus = gpuModels(cat)
+	if in.traffic, err = loadTraffic(dir, cfg); err != nil {
+		return nil, err
+	}
+	in.ticks = min(in.ticks, shortest(in.traffic))
+	return in, nil
 }
 
 // openInfra opens what the demo's arbiter runs on, as arbiter run opens its own: embedded NATS
@@ -161,38 +167,38 @@ const leaseTTL = 10 * time.Second
 // replayTrace runs the collector, the arbiter system (built as arbiter run builds it), the
 // recorder and the driver from start to end of trace time, tick by tick on the virtual clock,
 // then stops the arbiter and waits until the recorder has written everything. It returns the
-// reclaims of each workload's replicas per location.
-func replayTrace(ctx context.Context, inf *system.Infra, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, error) {
+// reclaims of each workload's replicas per location, and how each workload's demand was served.
+func replayTrace(ctx context.Context, inf *system.Infra, o Options, in *inputs, clk *Clock, start, end time.Time) (map[wl]*reclaimStat, map[string]*servedStat, error) {
 	fl := sim.New(in.cfg, clk.Now)
 	fl.UseTrace(sim.Trace{Start: start, Tick: traceTick, Counts: in.capacity})
 	pub := bus.NewPublisher(inf.JS)
 	col := collect.New(pub, o.Log.With("part", "collector"), nil)
 	job := collect.Job{Source: &pricesource.SkyPilotFiles{Paths: in.prices}, Timeout: 30 * time.Second}
 	if _, err := col.RunOnce(ctx, job, start, true); err != nil {
-		return nil, fmt.Errorf("publishing the demo's prices: %w", err)
+		return nil, nil, fmt.Errorf("publishing the demo's prices: %w", err)
 	}
 	sys, err := inf.System(ctx, system.Options{Arbiter: arbiter.Options{Config: in.cfg, Actuator: fl.Router(),
 		Log: o.Log.With("part", "arbiter"), Clock: clk, Identity: "demo", LeaseTTL: leaseTTL}, Slack: o.Slack})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	recDone := goRun(recCtx, inf.Recorder.Run)
 	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, svc: sys.Service, log: o.Log, tick: traceTick,
-		start: start, end: end, curve: NewCurve(in.rates, end.Sub(start)), progress: o.Progress,
-		counters: map[string]*counter{}, noticed: map[string]time.Time{}}
+		start: start, end: end, traffic: in.traffic, gpus: in.gpus, progress: o.Progress,
+		counters: map[string]*counter{}, noticed: map[string]time.Time{}, served: map[string]*servedStat{}}
 	if err := sys.Start(ctx); err != nil {
-		return nil, errors.Join(err, sys.Close())
+		return nil, nil, errors.Join(err, sys.Close())
 	}
 	if err := errors.Join(d.run(ctx), sys.Close()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := drain(ctx, inf.JS); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stopRec()
-	return replacements(fl.Lives(), d.noticed), <-recDone
+	return replacements(fl.Lives(), d.noticed), d.served, <-recDone
 }
 
 func goRun(ctx context.Context, f func(context.Context) error) <-chan error {

@@ -57,7 +57,36 @@ func TestRunShortTrace(t *testing.T) {
 			t.Errorf("%s at %s: no spend recorded: %v", r["workload"], r["location"], r)
 		}
 	}
+	checkByGPU(t, cfg, res)
 	checkFiles(t, res, cfg)
+}
+
+// checkByGPU checks the cost per million tokens by workload and GPU type: a row per type a
+// workload ran on, each a model the workload states a rate for, with tokens and a cost.
+func checkByGPU(t *testing.T, cfg *fleet.Config, res *Result) {
+	t.Helper()
+	n := 0
+	for _, r := range res.ByGPU.Rows {
+		name, gpu := str(r["workload"]), str(r["gpu"])
+		if name == "" {
+			continue // the total
+		}
+		n++
+		w, ok := cfg.Workload(name)
+		if !ok {
+			t.Errorf("row for workload %q, not in the fleet", name)
+			continue
+		}
+		if _, ok := w.RateFor(gpu); !ok {
+			t.Errorf("%s on %s: a GPU type the workload states no rate for", name, gpu)
+		}
+		if num(r["tokens"]) <= 0 || num(r["usd_per_m_tokens"]) <= 0 {
+			t.Errorf("%s on %s: no tokens or cost per million tokens: %v", name, gpu, r)
+		}
+	}
+	if n < len(cfg.Workloads) {
+		t.Errorf("%d workload and GPU rows, want at least one per workload:\n%v", n, res.ByGPU.Rows)
+	}
 }
 
 // TestRunIsDeterministic replays the same slice of the trace twice on the virtual clock and
@@ -83,7 +112,8 @@ func TestRunIsDeterministic(t *testing.T) {
 	for _, tab := range []struct {
 		name string
 		a, b *report.Result
-	}{{"per workload", got[0].Workloads, got[1].Workloads}, {"per workload and location", got[0].Summary, got[1].Summary}} {
+	}{{"per workload", got[0].Workloads, got[1].Workloads}, {"per workload and location", got[0].Summary, got[1].Summary},
+		{"by workload and GPU type", got[0].ByGPU, got[1].ByGPU}} {
 		if len(tab.a.Rows) == 0 {
 			t.Errorf("%s: no rows", tab.name)
 		}
@@ -104,6 +134,9 @@ func checkWorkloads(t *testing.T, cfg *fleet.Config, res *Result) {
 			if a := num(r[col]); a <= 0 || a > 100 {
 				t.Errorf("%s: %s %v%%, want in (0,100]", r["workload"], col, a)
 			}
+		}
+		if a := num(r["enough_capacity_pct"]); a <= 0 || a > 100 {
+			t.Errorf("%s: enough_capacity_pct %v%%, want in (0,100]", r["workload"], a)
 		}
 		if num(r["m_tokens"]) <= 0 || num(r["usd_per_m_tokens"]) <= 0 {
 			t.Errorf("%s: no tokens or cost per million tokens: %v", r["workload"], r)

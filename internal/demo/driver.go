@@ -16,16 +16,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
-// The traffic model. Each workload's load peaks at peakReplicas times its minimum replicas'
-// worth of its scaling target and follows the arrival-rate curve; a ready replica serves up to
-// headroom times its target, so a fleet short of replicas serves less and its demand shows it.
-const (
-	peakReplicas     = 1.5
-	headroom         = 1.25
-	tokensPerRequest = 800
-	promptShare      = 0.75
-)
-
 // driver plays the world around the arbiter: the zones' spot capacity from the trace, and the
 // traffic the ready replicas serve.
 type driver struct {
@@ -38,12 +28,14 @@ type driver struct {
 	tick     time.Duration
 	start    time.Time
 	end      time.Time
-	curve    Curve
+	traffic  map[string]traffic // by workload
+	gpus     map[string]string  // instance type → GPU model
 	progress io.Writer
 
 	counters map[string]*counter  // by instance
 	noticed  map[string]time.Time // instance → when its reclaim notice came
 	reclaims int
+	served   map[string]*servedStat // by workload
 	lastBar  time.Time
 }
 
@@ -112,33 +104,32 @@ func (d *driver) enforce(ctx context.Context) error {
 	return err
 }
 
-// tokens publishes each ready replica's counters, its share of what its workload served.
+// tokens serves each workload's demand of the tick with its ready replicas and publishes each
+// replica's counters: its share of what its workload served, in proportion to its rate.
 func (d *driver) tokens(ctx context.Context, now time.Time, obs []actuate.Observed) error {
-	ready := map[string]int{}
-	for _, o := range obs {
-		ready[o.Workload] += len(o.Instances)
-	}
-	for _, o := range obs {
-		w, ok := d.cfg.Workload(o.Workload)
+	tick := int(now.Sub(d.start) / d.tick)
+	for i := range d.cfg.Workloads {
+		w := &d.cfg.Workloads[i]
+		t, ok := d.traffic[w.Name]
 		if !ok {
 			continue
 		}
-		tokPerS := d.served(w, now, ready[o.Workload]) / float64(max(ready[o.Workload], 1))
-		for _, inst := range o.Instances {
-			c, seen := d.counters[inst]
-			if !seen {
-				c = &counter{at: now}
-				d.counters[inst] = c
+		var reps []replica
+		capacity := 0.0
+		for _, o := range obs {
+			if o.Workload != w.Name {
+				continue
 			}
-			dt := now.Sub(c.at).Seconds()
-			c.at = now
-			c.prompt += tokPerS * dt * promptShare
-			c.gen += tokPerS * dt * (1 - promptShare)
-			c.req += tokPerS * dt / tokensPerRequest
-			e := &events.TokensSample{Meta: events.Meta{At: now}, Location: o.Location, Workload: o.Workload,
-				Replica: inst, Server: "other", PromptTokens: int64(c.prompt), GenerationTokens: int64(c.gen),
-				Requests: int64(c.req)}
-			if _, err := d.pub.PublishAsync(e); err != nil {
+			rate := d.rate(w, o.Offer)
+			for _, inst := range o.Instances {
+				reps = append(reps, replica{id: inst, location: o.Location, rate: rate})
+				capacity += rate
+			}
+		}
+		demand := t.at(tick)
+		frac := d.stat(w.Name).add(t.rate(demand), capacity)
+		for _, r := range reps {
+			if err := d.publish(now, w.Name, r, demand, frac*r.rate/capacity); err != nil {
 				return err
 			}
 		}
@@ -148,22 +139,48 @@ func (d *driver) tokens(ctx context.Context, now time.Time, obs []actuate.Observ
 	return d.pub.Flush(fctx)
 }
 
-// served is the tokens per second a workload's ready replicas serve now.
-func (d *driver) served(w *fleet.Workload, now time.Time, ready int) float64 {
-	s := w.Scaling
-	per := s.PerReplica
-	if per <= 0 {
-		per = 1
+// replica is one ready replica and what it serves at its latency target.
+type replica struct {
+	id, location string
+	rate         float64
+}
+
+// rate is what one replica of w on offer serves; where the offer's GPU model is not known, the
+// lowest rate w states, so a replica of an unknown model never serves more than it could.
+func (d *driver) rate(w *fleet.Workload, offer string) float64 {
+	if r, ok := w.RateFor(offerGPU(d.gpus, offer)); ok {
+		return r
 	}
-	load := d.curve.At(now.Sub(d.start)) * peakReplicas * float64(w.Replicas.Min) * per
-	load = math.Min(load, float64(ready)*headroom*per)
-	switch s.Metric {
-	case fleet.MetricTokens:
-		return load
-	case fleet.MetricRequests:
-		return load * tokensPerRequest
+	return w.Scaling.PerReplica
+}
+
+func (d *driver) stat(workload string) *servedStat {
+	s := d.served[workload]
+	if s == nil {
+		s = &servedStat{}
+		d.served[workload] = s
 	}
-	return load / per * 1000 // a replica's worth of a utilization target: 1000 tokens/s
+	return s
+}
+
+// publish adds share of the minute's demand m to replica r's counters, over the time since its
+// last sample, and publishes them.
+func (d *driver) publish(now time.Time, workload string, r replica, m Minute, share float64) error {
+	c, seen := d.counters[r.id]
+	if !seen {
+		c = &counter{at: now}
+		d.counters[r.id] = c
+	}
+	part := now.Sub(c.at).Minutes() * share // of the minute's demand
+	c.at = now
+	c.prompt += m.Input * part
+	c.gen += m.Output * part
+	c.req += m.Requests * part
+	e := &events.TokensSample{Meta: events.Meta{At: now}, Location: r.location, Workload: workload,
+		Replica: r.id, Server: "other", PromptTokens: int64(c.prompt), GenerationTokens: int64(c.gen),
+		Requests: int64(c.req)}
+	_, err := d.pub.PublishAsync(e)
+	return err
 }
 
 // bar redraws the progress line on stderr, at most every 100 ms.

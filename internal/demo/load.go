@@ -1,92 +1,125 @@
 package demo
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"strconv"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
-	"time"
+
+	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/pricing"
 )
 
-// maxRates bounds an arrival-rate file.
-const maxRates = 1 << 16
+// The traffic model. Each workload's demand follows its file under load/, scaled so that its
+// peak is peakReplicas times its minimum replicas' worth of a mean replica: the mean of what one
+// replica serves on each GPU model it accepts. A ready replica serves up to headroom times its
+// rate, so a fleet short of capacity serves less than demand and the rate it reports shows it.
+const (
+	peakReplicas = 1.5
+	headroom     = 1.25
+)
 
-// ParseRates reads SpotServe's query arrival rates (query/arrival-rates.csv): comma-separated
-// non-negative numbers on one or more lines, in time order.
-func ParseRates(r io.Reader, name string) ([]float64, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	var out []float64
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
+// traffic is one workload's demand, minute by minute, scaled to the demo fleet.
+type traffic struct {
+	metric  string
+	minutes []Minute // scaled: what arrives in each minute of the replay
+}
+
+// loadTraffic reads load/<workload>.csv for each workload of cfg and scales it.
+func loadTraffic(dir string, cfg *fleet.Config) (map[string]traffic, error) {
+	out := map[string]traffic{}
+	for i := range cfg.Workloads {
+		w := &cfg.Workloads[i]
+		name := filepath.Join("load", w.Name+".csv")
+		if !w.SizedByThroughput() {
+			return nil, fmt.Errorf("%s/bursar.yaml: workload %s scales on %s; the demo drives workloads sized by %s or %s, from %s",
+				dir, w.Name, w.Scaling.Metric, fleet.MetricTokens, fleet.MetricRequests, name)
 		}
+		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadTrace, name, err)
+			return nil, fmt.Errorf("reading workload %s's demand: %w", w.Name, err)
 		}
-		line, _ := cr.FieldPos(0)
-		for _, f := range rec {
-			f = strings.TrimSpace(f)
-			if f == "" {
-				continue
-			}
-			v, err := strconv.ParseFloat(f, 64)
-			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, fmt.Errorf("%w: %s:%d: rate %q is not a non-negative number", ErrBadTrace, name, line, f)
-			}
-			if len(out) == maxRates {
-				return nil, fmt.Errorf("%w: %s: more than %d rates", ErrBadTrace, name, maxRates)
-			}
-			out = append(out, v)
+		minutes, err := ParseDemand(f, name)
+		f.Close()
+		if err != nil {
+			return nil, err
 		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %s holds no rates", ErrBadTrace, name)
+		if out[w.Name], err = newTraffic(w, minutes, name); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
-// Curve is a load shape over a span of time: the rates spread evenly over it, linearly
-// interpolated, scaled so that the highest rate is 1.
-type Curve struct {
-	shape []float64
-	span  time.Duration
+// newTraffic scales minutes so that their peak, in w's scaling metric, is peakReplicas times w's
+// minimum replicas' worth of a mean replica.
+func newTraffic(w *fleet.Workload, minutes []Minute, name string) (traffic, error) {
+	t := traffic{metric: w.Scaling.Metric}
+	peak := 0.0
+	for _, m := range minutes {
+		peak = max(peak, t.rate(m))
+	}
+	rates := w.Rates()
+	if !(peak > 0) || math.IsInf(peak, 1) || len(rates) == 0 {
+		return t, fmt.Errorf("%w: %s: no demand in %s, or no rate per replica for workload %s to scale it to",
+			ErrBadDemand, name, w.Scaling.Metric, w.Name)
+	}
+	mean := 0.0
+	for _, r := range rates {
+		mean += r / float64(len(rates))
+	}
+	k := peakReplicas * float64(w.Replicas.Min) * mean / peak
+	t.minutes = make([]Minute, len(minutes))
+	for i, m := range minutes {
+		t.minutes[i] = Minute{Requests: m.Requests * k, Input: m.Input * k, Output: m.Output * k}
+	}
+	return t, nil
 }
 
-// NewCurve spreads rates over span.
-func NewCurve(rates []float64, span time.Duration) Curve {
-	peak := 0.0
-	for _, r := range rates {
-		peak = math.Max(peak, r)
+// rate is minute m's demand per second in the workload's scaling metric.
+func (t traffic) rate(m Minute) float64 {
+	if t.metric == fleet.MetricRequests {
+		return m.Requests / 60
 	}
-	shape := make([]float64, len(rates))
-	for i, r := range rates {
-		if peak > 0 {
-			shape[i] = r / peak
+	return m.Tokens() / 60
+}
+
+// at is the demand of tick i; the last minute holds past the end.
+func (t traffic) at(i int) Minute {
+	return t.minutes[min(i, len(t.minutes)-1)]
+}
+
+// gpuModels maps each instance type of the catalog to its GPU model, for the offers the
+// arbiter names by location/zone/instance type/market.
+func gpuModels(c pricing.Catalog) map[string]string {
+	out := map[string]string{}
+	for _, o := range c.Offers {
+		if o.GPU != "" {
+			out[o.InstanceType] = o.GPU
 		}
 	}
-	return Curve{shape: shape, span: span}
+	return out
 }
 
-// At is the load at offset d into the span, in [0,1].
-func (c Curve) At(d time.Duration) float64 {
-	n := len(c.shape)
-	if n == 0 {
+// offerGPU is the GPU model of an offer id, "" when the catalog does not say.
+func offerGPU(models map[string]string, offer string) string {
+	parts := strings.Split(offer, "/")
+	if len(parts) < 4 {
+		return ""
+	}
+	return models[parts[2]]
+}
+
+// shortest is the fewest minutes any workload's demand covers.
+func shortest(ts map[string]traffic) int {
+	var n []int
+	for _, t := range ts {
+		n = append(n, len(t.minutes))
+	}
+	if len(n) == 0 {
 		return 0
 	}
-	if n == 1 || c.span <= 0 {
-		return c.shape[0]
-	}
-	x := float64(d) / float64(c.span) * float64(n-1)
-	x = math.Max(0, math.Min(x, float64(n-1)))
-	i := int(x)
-	if i == n-1 {
-		return c.shape[i]
-	}
-	f := x - float64(i)
-	return c.shape[i]*(1-f) + c.shape[i+1]*f
+	return slices.Min(n)
 }

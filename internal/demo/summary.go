@@ -22,6 +22,7 @@ type Result struct {
 	Window    report.Window
 	Workloads *report.Result // per workload: availability, cost, savings, tokens, reclaims
 	Summary   *report.Result // per workload and location
+	ByGPU     *report.Result // tokens and cost per million tokens by GPU type
 	Sections  []*report.Result
 	Markdown  string   // path of the markdown report
 	Charts    []string // paths of its PNG charts
@@ -35,7 +36,7 @@ type section struct {
 
 // writeReports runs the reports over the replayed window and writes them, with charts, to dir.
 func writeReports(ctx context.Context, q report.Querier, cfg *fleet.Config, since, until time.Time,
-	rc map[wl]*reclaimStat, dir string) (*Result, error) {
+	rc map[wl]*reclaimStat, served map[string]*servedStat, dir string) (*Result, error) {
 	w := report.Window{Since: since, Until: until}
 	o := report.Options{Window: w, By: []report.Dim{report.Workload, report.Location}, Now: until, Fleet: cfg}
 	cost, err := report.Cost(ctx, q, o)
@@ -50,6 +51,13 @@ func writeReports(ctx context.Context, q report.Querier, cfg *fleet.Config, sinc
 	if err != nil {
 		return nil, err
 	}
+	bg := o
+	bg.By = []report.Dim{report.Workload, report.GPU}
+	byGPU, err := report.Tokens(ctx, q, report.TokenOptions{Options: bg})
+	if err != nil {
+		return nil, err
+	}
+	byGPU.Title = "Cost per million tokens by workload and GPU type, " + w.String()
 	ro := o
 	ro.By = nil
 	reclaims, err := report.Reclaims(ctx, q, ro)
@@ -60,12 +68,12 @@ func writeReports(ctx context.Context, q report.Querier, cfg *fleet.Config, sinc
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Window: w, Sections: []*report.Result{cost, tokens, savings, reclaims}}
+	res := &Result{Window: w, ByGPU: byGPU, Sections: []*report.Result{cost, tokens, byGPU, savings, reclaims}}
 	res.Summary = summarize(w, cost, tokens, savings, h, rc)
-	res.Workloads = perWorkload(w, cfg, res.Summary, h, rc)
+	res.Workloads = perWorkload(w, cfg, res.Summary, h, rc, served)
 	res.Workloads.Series = readySeries(w, h.samples)
-	secs := []section{{res.Workloads, "availability.png"}, {res.Summary, ""}, {cost, "cost.png"}, {tokens, "tokens.png"},
-		{savings, "savings.png"}, {reclaims, ""}}
+	secs := []section{{res.Workloads, "availability.png"}, {res.Summary, ""}, {byGPU, ""}, {cost, "cost.png"},
+		{tokens, "tokens.png"}, {savings, "savings.png"}, {reclaims, ""}}
 	return res, res.write(dir, secs)
 }
 
@@ -158,14 +166,23 @@ func setReclaims(row cli.Row, st reclaimStat) {
 	}
 }
 
+// The notes of the columns the demo adds to the reports'.
+const (
+	enoughNote = "enough_capacity_pct: share of the replayed minutes in which the ready replicas' rates for their GPU types " +
+		"(serving.per_replica) summed to at least the demand (../shared/SERVING.md's capacity-availability)"
+	unservedNote = "unserved_pct: share of the demand not served (a ready replica serves up to 1.25 times its rate)"
+)
+
 // perWorkload sums the summary by workload and adds its availability: `report availability`,
 // by default and with --target min.
-func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h history, rc map[wl]*reclaimStat) *report.Result {
+func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h history, rc map[wl]*reclaimStat,
+	served map[string]*servedStat) *report.Result {
 	out := &report.Result{Title: "Per workload, " + win.String(),
-		Columns: []string{"workload", "min_replicas", report.AvailableColumn(""), report.AvailableColumn("min"), "usd", "on_demand_usd", "egress_usd", "saving_pct", "m_tokens",
-			"usd_per_m_tokens", "reclaims", "replaced", "to_ready_min"},
+		Columns: []string{"workload", "min_replicas", report.AvailableColumn(""), report.AvailableColumn("min"), "enough_capacity_pct", "unserved_pct",
+			"usd", "on_demand_usd", "egress_usd", "saving_pct", "m_tokens", "usd_per_m_tokens", "reclaims", "replaced", "to_ready_min"},
 		Notes: []string{report.AvailableColumn("") + ": share of the time from the workload's first replica.state with at least the desired replicas ready (report availability, its default)",
 			report.AvailableColumn("min") + ": the same with at least min_replicas ready (report availability --target min)",
+			enoughNote, unservedNote,
 			"saving_pct: the on-demand cost less what was paid and less egress_usd, the egress of the weights the arbiter's own moves pulled",
 			reclaimNote}}
 	for _, w := range cfg.Workloads {
@@ -187,6 +204,9 @@ func perWorkload(win report.Window, cfg *fleet.Config, summary *report.Result, h
 			report.AvailableColumn("min"): h.available[report.AvailableColumn("min")][w.Name], "usd": round(usd, 2),
 			"on_demand_usd": round(od, 2), "egress_usd": round(egress, 2), "saving_pct": pct(od-usd-egress, od), "m_tokens": round(tok, 2),
 			"usd_per_m_tokens": round(usd/math.Max(tok, 1e-12), 4)}
+		if s := served[w.Name]; s != nil {
+			row["enough_capacity_pct"], row["unserved_pct"] = s.enoughPct(), s.unservedPct()
+		}
 		setReclaims(row, st)
 		out.Rows = append(out.Rows, row)
 	}
@@ -257,7 +277,7 @@ func writeChart(path string, res *report.Result) error {
 
 // Print writes the summary tables and where the files are.
 func (r *Result) Print(w io.Writer) error {
-	for _, res := range []*report.Result{r.Workloads, r.Summary} {
+	for _, res := range []*report.Result{r.Workloads, r.Summary, r.ByGPU} {
 		fmt.Fprintf(w, "\n%s\n\n", res.Title)
 		if err := report.Write(w, "table", res, ""); err != nil {
 			return err

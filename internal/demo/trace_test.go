@@ -88,35 +88,6 @@ func TestZoneJSON(t *testing.T) {
 	}
 }
 
-func TestRatesAndCurve(t *testing.T) {
-	rates, err := ParseRates(strings.NewReader("0.5,1.0\n0.75\n"), "r.csv")
-	if err != nil || !slices.Equal(rates, []float64{0.5, 1, 0.75}) {
-		t.Fatalf("ParseRates = %v, %v", rates, err)
-	}
-	c := NewCurve(rates, 2*time.Hour)
-	tests := []struct {
-		name string
-		at   time.Duration
-		want float64
-	}{
-		{name: "start", at: 0, want: 0.5},
-		{name: "half way to the peak", at: 30 * time.Minute, want: 0.75},
-		{name: "peak", at: time.Hour, want: 1},
-		{name: "end", at: 2 * time.Hour, want: 0.75},
-		{name: "past the end holds", at: 5 * time.Hour, want: 0.75},
-	}
-	for _, tt := range tests {
-		if got := c.At(tt.at); got != tt.want {
-			t.Errorf("%s: At(%v) = %v, want %v", tt.name, tt.at, got, tt.want)
-		}
-	}
-	for _, bad := range []string{"", "0.5,x", "-1", "NaN"} {
-		if _, err := ParseRates(strings.NewReader(bad), "r.csv"); !errors.Is(err, ErrBadTrace) {
-			t.Errorf("ParseRates(%q) err = %v, want ErrBadTrace", bad, err)
-		}
-	}
-}
-
 func FuzzParseEventTrace(f *testing.F) {
 	f.Add("0,add,node1\n60000,remove,node1\n")
 	f.Add("480000,add,node1\n")
@@ -146,22 +117,6 @@ func FuzzParseCountTrace(f *testing.F) {
 		for i, s := range steps {
 			if s.Count < 0 || s.At < 0 || (i > 0 && s.At < steps[i-1].At) {
 				t.Fatalf("bad steps %v", steps)
-			}
-		}
-	})
-}
-
-func FuzzParseRates(f *testing.F) {
-	f.Add("0.58,0.6\n0.7")
-	f.Fuzz(func(t *testing.T, in string) {
-		rates, err := ParseRates(strings.NewReader(in), "f.csv")
-		if err != nil {
-			return
-		}
-		c := NewCurve(rates, time.Hour)
-		for _, d := range []time.Duration{0, 17 * time.Minute, time.Hour} {
-			if v := c.At(d); v < 0 || v > 1 {
-				t.Fatalf("At(%v) = %v outside [0,1] for %v", d, v, rates)
 			}
 		}
 	})

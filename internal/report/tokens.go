@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,6 +102,10 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// ClickHouse returns groups in no set order, and the split sums fractions of them in the
+	// order read: sorted first, the same history gives the same figures to the token.
+	slices.SortFunc(toks, compareTokenUse)
+	slices.SortFunc(us, compareUsage)
 	shares := wholeShares(toks)
 	if split {
 		shares = attribute(toks, us, o.rate)
@@ -169,6 +175,17 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	}
 	res.Series = NewSeries("Tokens", o.Window, bucketOf(o.Window), pts)
 	return res, nil
+}
+
+func compareTokenUse(a, b tokenUse) int {
+	return cmp.Or(cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Location, b.Location), cmp.Compare(a.Hour, b.Hour),
+		cmp.Compare(a.Prompt, b.Prompt), cmp.Compare(a.Gen, b.Gen), cmp.Compare(a.Requests, b.Requests))
+}
+
+func compareUsage(a, b Usage) int {
+	return cmp.Or(cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Location, b.Location), cmp.Compare(a.Provider, b.Provider),
+		cmp.Compare(a.Market, b.Market), cmp.Compare(a.GPU, b.GPU), a.Hour.Compare(b.Hour),
+		cmp.Compare(a.ReplicaHours, b.ReplicaHours), cmp.Compare(a.USD, b.USD))
 }
 
 // attributionNote says how tokens were split among what ran.
