@@ -3,7 +3,8 @@ package replay
 import (
 	"context"
 	"fmt"
-	"math"
+
+	"github.com/bursar-dev/bursar/internal/windows"
 )
 
 // Config is one comparison: the rules and the windows every policy is replayed on.
@@ -45,18 +46,7 @@ func WindowOffsets(tr *Trace, cfg Config) ([]int, error) {
 		}
 		return cfg.Offsets, nil
 	}
-	if cfg.Windows < 1 {
-		return nil, fmt.Errorf("windows must be at least 1, got %d", cfg.Windows)
-	}
-	if cfg.Seed > math.MaxUint32 {
-		return nil, fmt.Errorf("seed %d is too large: windows are drawn with a 32-bit seed (0 to %d)", cfg.Seed, uint32(math.MaxUint32))
-	}
-	rng := newMT19937(uint32(cfg.Seed))
-	offsets := make([]int, cfg.Windows)
-	for i := range offsets {
-		offsets[i] = rng.intN(span)
-	}
-	return offsets, nil
+	return windows.Draw(cfg.Seed, cfg.Windows, span)
 }
 
 // Evaluate replays every policy over the same windows of tr and returns one Result per policy,

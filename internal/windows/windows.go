@@ -1,9 +1,34 @@
-package replay
+// Package windows draws replay windows as the SkyServe artifact does: NumPy's legacy
+// RandomState(seed) followed by randint(0, span) per window. With seed 0 that gives the peer's own
+// offsets (REPLAY.md), so results compare with the peer's without copying offsets around. Both
+// replays (internal/replay, internal/serving) draw through it.
+package windows
 
-// mt19937 is the Mersenne Twister as NumPy's legacy RandomState uses it. Windows are drawn with it
-// so that --seed S picks the same windows as the SkyServe artifact's np.random.seed(S) followed by
-// np.random.randint(0, L-T) per window: with seed 0 that is exactly the peer's offsets in
-// REPLAY.md, so results compare with the peer's without copying offsets around.
+import (
+	"fmt"
+	"math"
+)
+
+// Draw returns n window offsets in [0, span), as np.random.seed(seed); np.random.randint(0, span)
+// n times.
+func Draw(seed uint64, n, span int) ([]int, error) {
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("windows must be at least 1, got %d", n)
+	case span < 1:
+		return nil, fmt.Errorf("no room to draw a window from: %d ticks to start in", span)
+	case seed > math.MaxUint32:
+		return nil, fmt.Errorf("seed %d is too large: windows are drawn with a 32-bit seed (0 to %d)", seed, uint32(math.MaxUint32))
+	}
+	rng := newMT19937(uint32(seed))
+	offsets := make([]int, n)
+	for i := range offsets {
+		offsets[i] = rng.intN(span)
+	}
+	return offsets, nil
+}
+
+// mt19937 is the Mersenne Twister as NumPy's legacy RandomState uses it.
 type mt19937 struct {
 	state [624]uint32
 	next  int
