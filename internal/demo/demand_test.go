@@ -1,86 +1,22 @@
 package demo
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/serving"
 )
 
 const demandHead = "minute,requests,input_tokens,output_tokens\n"
-
-func TestParseDemand(t *testing.T) {
-	got, err := ParseDemand(strings.NewReader(demandHead+"360,60,6000,1200\n361, 120 ,0,2.5\n"), "d.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Minute{{Requests: 60, Input: 6000, Output: 1200}, {Requests: 120, Input: 0, Output: 2.5}}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
-		t.Fatalf("ParseDemand = %v, want %v", got, want)
-	}
-	if got[0].Tokens() != 7200 {
-		t.Errorf("Tokens() = %v, want prompt + generated = 7200", got[0].Tokens())
-	}
-}
-
-func TestParseDemandRefusesMalformed(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{"empty", "", "d.csv: want the header"},
-		{"header only", demandHead, "holds no minutes"},
-		{"other header", "minute,requests,prompt,output\n0,1,1,1\n", `d.csv:1: column 3 is "prompt"`},
-		{"missing field", demandHead + "0,1,1,1\n1,1,1\n", "d.csv:3: wrong number of fields"},
-		{"negative tokens", demandHead + "0,1,-1,1\n", `d.csv:2: input_tokens "-1"`},
-		{"not a number", demandHead + "0,1,1,1\n1,x,1,1\n", `d.csv:3: requests "x"`},
-		{"NaN", demandHead + "0,1,1,NaN\n", `output_tokens "NaN"`},
-		{"infinite", demandHead + "0,1,Inf,1\n", `input_tokens "Inf"`},
-		{"fractional minute", demandHead + "0.5,1,1,1\n", `d.csv:2: minute "0.5"`},
-		{"gap", demandHead + "10,1,1,1\n12,1,1,1\n", "d.csv:3: minute 12 follows minute 10"},
-		{"out of order", demandHead + "10,1,1,1\n9,1,1,1\n", "minute 9 follows minute 10"},
-		{"bare quote", demandHead + "0,1,\"1,1\n", "d.csv:2:"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseDemand(strings.NewReader(tt.in), "d.csv")
-			if !errors.Is(err, ErrBadDemand) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want ErrBadDemand saying %q", err, tt.want)
-			}
-		})
-	}
-}
-
-func FuzzParseDemand(f *testing.F) {
-	f.Add(demandHead + "360,13905.6,4629880.5,4276995.3\n361,1,2,3\n")
-	f.Add(demandHead + "0,0,0,0\n")
-	f.Add("minute,requests\n0,1\n")
-	f.Fuzz(func(t *testing.T, in string) {
-		ms, err := ParseDemand(strings.NewReader(in), "f.csv")
-		if err != nil {
-			if !errors.Is(err, ErrBadDemand) {
-				t.Fatalf("err %v is not ErrBadDemand", err)
-			}
-			return
-		}
-		if len(ms) == 0 || len(ms) > maxDemandMinutes {
-			t.Fatalf("%d minutes accepted", len(ms))
-		}
-		for _, m := range ms {
-			if !(m.Requests >= 0 && m.Input >= 0 && m.Output >= 0) {
-				t.Fatalf("minute %+v accepted", m)
-			}
-		}
-	})
-}
 
 // TestTrafficPeaksAtItsScale checks the scaling rule on a hand-made slice: the peak minute, in
 // the workload's metric, is 1.5 times its minimum replicas' worth of the mean of its rates, and
 // every minute keeps its tokens per request and its prompt share.
 func TestTrafficPeaksAtItsScale(t *testing.T) {
-	minutes := []Minute{{Requests: 30, Input: 3000, Output: 1800}, {Requests: 60, Input: 9000, Output: 3000}}
+	minutes := []serving.Minute{{Requests: 30, Input: 3000, Output: 1800}, {Requests: 60, Input: 9000, Output: 3000}}
 	tests := []struct {
 		name   string
 		w      fleet.Workload
@@ -116,8 +52,8 @@ func TestTrafficPeaksAtItsScale(t *testing.T) {
 	}
 	idle := fleet.Workload{Name: "idle", Replicas: fleet.Replicas{Min: 1}, Scaling: fleet.Scaling{Metric: fleet.MetricTokens, PerReplica: 100},
 		GPU: fleet.GPU{Models: []string{"T4"}}}
-	if _, err := newTraffic(&idle, []Minute{{}}, "d.csv"); !errors.Is(err, ErrBadDemand) {
-		t.Errorf("a slice without demand: err = %v, want ErrBadDemand", err)
+	if _, err := newTraffic(&idle, []serving.Minute{{}}, "d.csv"); err == nil || !strings.Contains(err.Error(), "d.csv: no demand") {
+		t.Errorf("a slice without demand: err = %v, want one saying there is no demand in d.csv", err)
 	}
 }
 

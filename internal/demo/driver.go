@@ -14,6 +14,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/fleet"
+	"github.com/bursar-dev/bursar/internal/serving"
 )
 
 // driver plays the world around the arbiter: the zones' spot capacity from the trace, and the
@@ -165,7 +166,7 @@ func (d *driver) stat(workload string) *servedStat {
 
 // publish adds share of the minute's demand m to replica r's counters, over the time since its
 // last sample, and publishes them.
-func (d *driver) publish(now time.Time, workload string, r replica, m Minute, share float64) error {
+func (d *driver) publish(now time.Time, workload string, r replica, m serving.Minute, share float64) error {
 	c, seen := d.counters[r.id]
 	if !seen {
 		c = &counter{at: now}

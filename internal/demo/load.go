@@ -10,6 +10,7 @@ import (
 
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/pricing"
+	"github.com/bursar-dev/bursar/internal/serving"
 )
 
 // The traffic model. Each workload's demand follows its file under load/, scaled so that its
@@ -24,7 +25,7 @@ const (
 // traffic is one workload's demand, minute by minute, scaled to the demo fleet.
 type traffic struct {
 	metric  string
-	minutes []Minute // scaled: what arrives in each minute of the replay
+	minutes []serving.Minute // scaled: what arrives in each minute of the replay
 }
 
 // loadTraffic reads load/<workload>.csv for each workload of cfg and scales it.
@@ -34,19 +35,19 @@ func loadTraffic(dir string, cfg *fleet.Config) (map[string]traffic, error) {
 		w := &cfg.Workloads[i]
 		name := filepath.Join("load", w.Name+".csv")
 		if !w.SizedByThroughput() {
-			return nil, fmt.Errorf("%s/bursar.yaml: workload %s scales on %s; the demo drives workloads sized by %s or %s, from %s",
-				dir, w.Name, w.Scaling.Metric, fleet.MetricTokens, fleet.MetricRequests, name)
+			return nil, fmt.Errorf("%s/bursar.yaml: workload %s scales on %s; the demo drives workloads sized by %s, %s or %s, from %s",
+				dir, w.Name, w.Scaling.Metric, fleet.MetricTokens, fleet.MetricOutputTokens, fleet.MetricRequests, name)
 		}
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			return nil, fmt.Errorf("reading workload %s's demand: %w", w.Name, err)
 		}
-		minutes, err := ParseDemand(f, name)
+		d, err := serving.ParseDemand(name, f)
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		if out[w.Name], err = newTraffic(w, minutes, name); err != nil {
+		if out[w.Name], err = newTraffic(w, d.Minutes, name); err != nil {
 			return nil, err
 		}
 	}
@@ -55,7 +56,7 @@ func loadTraffic(dir string, cfg *fleet.Config) (map[string]traffic, error) {
 
 // newTraffic scales minutes so that their peak, in w's scaling metric, is peakReplicas times w's
 // minimum replicas' worth of a mean replica.
-func newTraffic(w *fleet.Workload, minutes []Minute, name string) (traffic, error) {
+func newTraffic(w *fleet.Workload, minutes []serving.Minute, name string) (traffic, error) {
 	t := traffic{metric: w.Scaling.Metric}
 	peak := 0.0
 	for _, m := range minutes {
@@ -63,31 +64,34 @@ func newTraffic(w *fleet.Workload, minutes []Minute, name string) (traffic, erro
 	}
 	rates := w.Rates()
 	if !(peak > 0) || math.IsInf(peak, 1) || len(rates) == 0 {
-		return t, fmt.Errorf("%w: %s: no demand in %s, or no rate per replica for workload %s to scale it to",
-			ErrBadDemand, name, w.Scaling.Metric, w.Name)
+		return t, fmt.Errorf("%s: no demand in %s, or no rate per replica for workload %s to scale it to",
+			name, w.Scaling.Metric, w.Name)
 	}
 	mean := 0.0
 	for _, r := range rates {
 		mean += r / float64(len(rates))
 	}
 	k := peakReplicas * float64(w.Replicas.Min) * mean / peak
-	t.minutes = make([]Minute, len(minutes))
+	t.minutes = make([]serving.Minute, len(minutes))
 	for i, m := range minutes {
-		t.minutes[i] = Minute{Requests: m.Requests * k, Input: m.Input * k, Output: m.Output * k}
+		t.minutes[i] = serving.Minute{Requests: m.Requests * k, Input: m.Input * k, Output: m.Output * k}
 	}
 	return t, nil
 }
 
 // rate is minute m's demand per second in the workload's scaling metric.
-func (t traffic) rate(m Minute) float64 {
-	if t.metric == fleet.MetricRequests {
+func (t traffic) rate(m serving.Minute) float64 {
+	switch t.metric {
+	case fleet.MetricRequests:
 		return m.Requests / 60
+	case fleet.MetricOutputTokens:
+		return m.Output / 60
 	}
 	return m.Tokens() / 60
 }
 
 // at is the demand of tick i; the last minute holds past the end.
-func (t traffic) at(i int) Minute {
+func (t traffic) at(i int) serving.Minute {
 	return t.minutes[min(i, len(t.minutes)-1)]
 }
 

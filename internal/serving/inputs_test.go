@@ -21,6 +21,13 @@ func TestParseDemand(t *testing.T) {
 	if d.Peak() != 10 {
 		t.Errorf("peak = %v, want 10", d.Peak())
 	}
+	if want := (Minute{Requests: 2, Input: 20, Output: 120.5}); d.First != 0 || len(d.Minutes) != 2 || d.Minutes[1] != want {
+		t.Errorf("first %d, minutes %+v: want from 0, the second %+v", d.First, d.Minutes, want)
+	}
+	// A slice of a longer trace keeps its minute numbers.
+	if d, err := ParseDemand("d.csv", strings.NewReader(demandHead+"360,1,10,600\n361,2,20,120.5\n")); err != nil || d.First != 360 {
+		t.Errorf("a slice from minute 360: first %v, err %v", d, err)
+	}
 }
 
 func TestParseDemandRefusesMalformed(t *testing.T) {
@@ -31,8 +38,8 @@ func TestParseDemandRefusesMalformed(t *testing.T) {
 		{"short row", demandHead + "0,1,2\n", "d.csv:2"},
 		{"negative tokens", demandHead + "0,1,2,-3\n", "d.csv:2: malformed input: output_tokens"},
 		{"NaN", demandHead + "0,1,2,NaN\n", "output_tokens"},
-		{"gap", demandHead + "0,1,2,3\n2,1,2,3\n", "d.csv:3: malformed input: minute 2, want 1"},
-		{"not starting at 0", demandHead + "1,1,2,3\n", "minute 1, want 0"},
+		{"gap", demandHead + "0,1,2,3\n2,1,2,3\n", "d.csv:3: malformed input: minute 2 follows minute 0"},
+		{"backwards", demandHead + "5,1,2,3\n4,1,2,3\n", "d.csv:3: malformed input: minute 4 follows minute 5"},
 		{"text minute", demandHead + "x,1,2,3\n", `minute = "x"`},
 		{"bad quote", demandHead + "0,\"1,2,3\n", "d.csv:"},
 	} {
