@@ -185,3 +185,22 @@ func TestExpectWithinCoversMoreForLess(t *testing.T) {
 		t.Fatalf("ExpectWithin(0.6) = %g, ExpectWithin(0.001) = %g, peak %g: want more for less, at most double", lo, hi, f.Peak())
 	}
 }
+
+// The same market for a workload planned by rate (3 replicas' worth of demand): its budget is
+// split three ways (losses, launches, demand), so 99 accepts a loss risk of 0.00333 (two spares:
+// P(≥3 of 5) = 0.00108) and 99.9 accepts 0.000333 (three: P(≥4 of 6) = 0.0000784).
+func TestTargetHoldsMoreSpareByRate(t *testing.T) {
+	for _, tt := range []struct {
+		target float64
+		spares int
+	}{{99, 2}, {99.9, 3}} {
+		s := targetSnapshot(tt.target)
+		s.Workloads[0].Demand, s.Workloads[0].MinReplicas = 0, 1
+		s.Workloads[0].Throughput, s.Workloads[0].DemandRate = map[string]float64{"A10G": 100}, 300
+		d := placement.Plan(s, targetPolicy(), targetNow)
+		by, offers := launches(d)
+		if by[placement.ReasonHedge] != tt.spares || offers != 3+tt.spares {
+			t.Fatalf("target %g: launches %v on %d offers, want %d hedges in distinct zones", tt.target, by, offers, tt.spares)
+		}
+	}
+}
