@@ -160,6 +160,7 @@ func workload(w *fleet.Workload) placement.Workload {
 	if w.SizedByThroughput() && len(w.Serving.PerReplica) > 0 {
 		pw.Throughput, pw.RateUnit = w.Rates(), rateUnit[w.Scaling.Metric]
 	}
+	pw.AvailabilityTarget, _ = w.AvailabilityTarget()
 	return pw
 }
 

@@ -204,7 +204,10 @@ func (f *Forecaster) MAPE() (pct float64, n int) {
 // Headroom is the share above the forecast that covers ForecastHeadroomQuantile of its recent
 // under-forecasts at the horizon ((actual − forecast) / forecast), at most ForecastMaxHeadroom;
 // over-forecasts need none. An under-forecast of a forecast of 0 counts as the most headroom.
-func (f *Forecaster) Headroom() float64 {
+func (f *Forecaster) Headroom() float64 { return f.headroomAt(ForecastHeadroomQuantile) }
+
+// headroomAt is Headroom covering the share q of recent under-forecasts.
+func (f *Forecaster) headroomAt(q float64) float64 {
 	w := f.window()
 	if len(w) == 0 {
 		return 0
@@ -220,7 +223,8 @@ func (f *Forecaster) Headroom() float64 {
 		}
 	}
 	slices.Sort(under)
-	return under[int(math.Ceil(ForecastHeadroomQuantile*float64(len(under))))-1]
+	i := int(math.Ceil(q*float64(len(under)))) - 1
+	return under[min(max(i, 0), len(under)-1)]
 }
 
 // Horizon is how many steps ahead the forecaster sizes for.

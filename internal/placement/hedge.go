@@ -106,7 +106,8 @@ func (s *selection) restore(i int, sl slot) {
 }
 
 // hedge adds extra spot replicas while the chance of losing more replicas than the hedge covers
-// within the loss window is above Policy.HedgeRisk. Losses are modelled per failure domain: a
+// within the loss window is above the risk the workload accepts (hedgeRisk: Policy.HedgeRisk
+// unless it states an availability target). Losses are modelled per failure domain: a
 // domain is reclaimed with the chance its hazard gives over the window and takes all the set's
 // replicas in it, since capacity drops hit a zone's instances together.
 func (s *selection) hedge(need int) {
@@ -114,7 +115,7 @@ func (s *selection) hedge(need int) {
 	if p.MaxHedge <= 0 || len(s.slots) < need || need == 0 {
 		return
 	}
-	for h := 0; h < p.MaxHedge && s.lossTail(h) > p.HedgeRisk; h++ {
+	for h := 0; h < p.MaxHedge && s.lossTail(h) > s.hedgeRisk(); h++ {
 		if s.w.MaxReplicas > 0 && len(s.slots) >= s.w.MaxReplicas {
 			return
 		}
@@ -175,8 +176,9 @@ func (s *selection) lossTail(h int) float64 {
 // fallback backs the set's new spot launches when they are unlikely enough to cover the
 // replicas still missing: it adds launches, cheapest effective price first, on spot offers not yet
 // tried by this set (independent chances) or on non-spot capacity (taken as sure), until coverage
-// is at least as likely as Policy.FallbackConfidence. Launches that turn out not to be needed are
-// drained once the need is met.
+// is at least as likely as fallbackConfidence asks (Policy.FallbackConfidence unless the workload
+// states an availability target). Launches that turn out not to be needed are drained once the
+// need is met.
 func (s *selection) fallback(need int) {
 	p := s.wp.p
 	if p.DisableFallback {
@@ -196,7 +198,7 @@ func (s *selection) fallback(need int) {
 			cover++ // a non-spot launch is taken as sure
 		}
 	}
-	for chances.atLeast(need-cover) < p.FallbackConfidence && !s.wp.halted() {
+	for chances.atLeast(need-cover) < s.fallbackConfidence() && !s.wp.halted() {
 		o, ok := s.cheapestOption(func(oi int) bool { return !s.isSpot(oi) || !tried[oi] })
 		if !ok {
 			return

@@ -102,7 +102,7 @@ func (s *selection) sureRate() float64 {
 }
 
 // fallbackRate is fallback for a workload planned by rate: while the set's launches are less
-// likely than Policy.FallbackConfidence to serve the need, it adds the option cheapest per
+// likely than fallbackConfidence to serve the need, it adds the option cheapest per
 // useful unit among non-spot capacity and spot offers the set has not tried yet.
 func (s *selection) fallbackRate() {
 	if s.wp.p.DisableFallback {
@@ -114,7 +114,7 @@ func (s *selection) fallbackRate() {
 			tried[sl.offer] = true
 		}
 	}
-	for s.coverChance() < s.wp.p.FallbackConfidence && !s.wp.halted() {
+	for s.coverChance() < s.fallbackConfidence() && !s.wp.halted() {
 		left := s.rate.need - s.sureRate()
 		o, ok := s.cheapestPer(func(oi int) bool { return !s.isSpot(oi) || !tried[oi] }, s.newCost,
 			func(oi int) float64 { return useful(s.rateOf(oi), left) })
@@ -129,14 +129,14 @@ func (s *selection) fallbackRate() {
 }
 
 // hedgeRate is hedge for a workload planned by rate: while the chance of losing, within the
-// loss window, enough of the set that it no longer serves its need is above Policy.HedgeRisk,
+// loss window, enough of the set that it no longer serves its need is above hedgeRisk,
 // it holds one more replica (bestHedge), up to Policy.MaxHedge.
 func (s *selection) hedgeRate() {
 	p := s.wp.p
 	if p.MaxHedge <= 0 || !s.covered() || (s.rate.need <= 0 && s.rate.min == 0) {
 		return
 	}
-	for h := 0; h < p.MaxHedge && s.lossChance() > p.HedgeRisk; h++ {
+	for h := 0; h < p.MaxHedge && s.lossChance() > s.hedgeRisk(); h++ {
 		if s.w.MaxReplicas > 0 && len(s.slots) >= s.w.MaxReplicas {
 			return
 		}
@@ -197,7 +197,7 @@ func (s *selection) lossChanceWith(extra float64) float64 {
 }
 
 // bestHedge is the replica to hold as a hedge. Among the options that bring the loss chance
-// within Policy.HedgeRisk it is the cheapest; when none does alone, the one that brings the most
+// within hedgeRisk it is the cheapest; when none does alone, the one that brings the most
 // rate per unit of cost, so the next hedge has the least left to cover. A new launch costs its
 // hedgeCost (its price per launch that finds capacity), a running replica its comparable cost.
 // Options are tried cheapest first, so the search usually ends after a few.
@@ -222,13 +222,13 @@ func (s *selection) bestHedge() (option, bool) {
 		most = max(most, s.rateOf(s.offerOf(o)))
 	}
 	// When not even a replica of the largest rate that cannot be lost would do, none will.
-	hopeless := s.lossChanceWith(most) > s.wp.p.HedgeRisk
+	hopeless := s.lossChanceWith(most) > s.hedgeRisk()
 	for _, o := range opts {
 		if hopeless || s.wp.halted() {
 			break
 		}
 		s.add(o, ReasonHedge)
-		ok := s.lossChance() <= s.wp.p.HedgeRisk
+		ok := s.lossChance() <= s.hedgeRisk()
 		s.remove(len(s.slots) - 1)
 		if ok {
 			return o, true

@@ -124,6 +124,10 @@ type Workload struct {
 	// RateUnit names Throughput's unit in the planner's explanations ("tokens/s"); empty reads
 	// "units/s".
 	RateUnit string
+	// AvailabilityTarget is the percent of minutes the workload must have enough ready capacity
+	// (99.9); the hedge and the fallback then buy the cheapest spare that keeps the risk of being
+	// short within it (target.go). 0 means none: the policy's HedgeRisk and FallbackConfidence.
+	AvailabilityTarget float64
 	// LastMoveAt is when the planner last moved this workload for price; moves wait Policy.Cooldown
 	// after it. The zero time means never.
 	LastMoveAt time.Time

@@ -119,7 +119,8 @@ func (p *service) fleetConfig() (*fleet.Config, error) {
     replicas: {min: %d}
     markets: [spot, on_demand]
     cold_start: %s
-`, bursarWorkload, ServiceGPU, r.Target, delay)
+    serving: {availability_target: %g}
+`, bursarWorkload, ServiceGPU, r.Target, delay, bursarTarget)
 	return fleet.Parse([]byte(b.String()), "replay.yaml")
 }
 

@@ -9,9 +9,15 @@ import (
 )
 
 func init() {
-	register("bursar-direct", func(env Env) (Policy, error) { return newDirect(env, true), nil }, false)
-	register("bursar-direct-no-forecast", func(env Env) (Policy, error) { return newDirect(env, false), nil }, false)
+	register("bursar-direct", func(env Env) (Policy, error) { return newDirect(env, true, DirectTarget), nil }, false)
+	register("bursar-direct-no-target", func(env Env) (Policy, error) { return newDirect(env, true, 0), nil }, false)
+	register("bursar-direct-no-forecast", func(env Env) (Policy, error) { return newDirect(env, false, DirectTarget), nil }, false)
 }
+
+// DirectTarget is the availability target (percent of minutes) bursar-direct plans its workload
+// for: the share SERVING.md's goal asks of the service. bursar-direct-no-target plans without
+// one (the planner's fixed hedge and fallback risks), to show what the target costs and buys.
+const DirectTarget = 99.5
 
 // direct drives Bursar's planner alone (placement.Plan) tick by tick, as the arbiter would: one
 // workload planned by rate, throughput per GPU type from the profile, one offer per source, and the
@@ -28,6 +34,7 @@ type direct struct {
 	policy    placement.Policy
 	f         *placement.Forecaster
 	forecast  bool
+	target    float64      // availability target, percent; 0: none
 	past      []float64    // the demand before the window
 	live      [][]launched // per source, oldest first
 	history   [][]placement.Observation
@@ -46,10 +53,10 @@ const directWorkload = "svc"
 // directEpoch is the wall time of tick 0: the planner reasons in time, the simulator in ticks.
 var directEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newDirect(env Env, forecast bool) *direct {
+func newDirect(env Env, forecast bool, target float64) *direct {
 	p := placement.DefaultPolicy()
 	p.ReactionTime = time.Minute
-	d := &direct{sources: env.Sources, coldStart: env.ColdStart, policy: p, forecast: forecast, past: env.PastDemand,
+	d := &direct{sources: env.Sources, coldStart: env.ColdStart, policy: p, forecast: forecast, target: target, past: env.PastDemand,
 		f:    placement.NewForecaster(24*60, env.ColdStart+1),
 		live: make([][]launched, len(env.Sources)), history: make([][]placement.Observation, len(env.Sources))}
 	d.f.Replay(env.PastDemand)
@@ -66,7 +73,10 @@ func (d *direct) Decide(obs *Observation) Decision {
 	} else if n := len(d.past); n > 0 {
 		rate = d.past[n-1]
 	}
-	if d.forecast {
+	switch {
+	case d.forecast && d.target > 0:
+		rate = max(rate, d.f.ExpectWithin(placement.DemandShare(d.target)))
+	case d.forecast:
 		rate = max(rate, d.f.Expect())
 	}
 	d.apply(placement.Plan(d.snapshot(t, rate, obs), d.policy, d.at(t)), t)
@@ -109,7 +119,7 @@ func (d *direct) reconcile(held []int, s int) {
 func (d *direct) snapshot(t int, rate float64, obs *Observation) placement.Snapshot {
 	now := d.at(t)
 	w := placement.Workload{ID: directWorkload, MinReplicas: 1, GPUsPerReplica: 1, RateUnit: "tokens/s",
-		Throughput: map[string]float64{}, DemandRate: rate, LastMoveAt: d.lastMove,
+		Throughput: map[string]float64{}, DemandRate: rate, LastMoveAt: d.lastMove, AvailabilityTarget: d.target,
 		ColdStart: time.Duration(d.coldStart) * time.Minute}
 	s := placement.Snapshot{}
 	zones := map[string]bool{}
