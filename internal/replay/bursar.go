@@ -51,11 +51,6 @@ const (
 // bursarEpoch is the wall time of tick 0; the planner reasons in time, the replay in ticks.
 var bursarEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// bursarTarget is the availability target (percent of ticks with the target ready) the replayed
-// workload states: the planner's hedge and fallback buy the cheapest spare that keeps the risk of
-// being short within it (placement's target.go), rather than its fixed risks.
-const bursarTarget = 99.5
-
 // bursarMemory is how long observations are kept: beyond it their decayed weight is negligible
 // under the planner's default half-lives, and the snapshot stays small.
 const bursarMemory = 24 * time.Hour
@@ -171,7 +166,7 @@ func (b *bursar) snapshot(t int) placement.Snapshot {
 		ID: bursarWorkload, GPUModels: []string{bursarGPU}, GPUsPerReplica: 1,
 		MinReplicas: b.rules.Target, Demand: b.rules.Target,
 		ColdStart:  time.Duration(b.rules.ColdStart) * b.rules.TickLength(),
-		LastMoveAt: b.lastMove, AvailabilityTarget: bursarTarget,
+		LastMoveAt: b.lastMove,
 	}
 	s := placement.Snapshot{Workloads: []placement.Workload{w}}
 	for z, name := range b.zones {

@@ -119,8 +119,7 @@ func (p *service) fleetConfig() (*fleet.Config, error) {
     replicas: {min: %d}
     markets: [spot, on_demand]
     cold_start: %s
-    serving: {availability_target: %g}
-`, bursarWorkload, ServiceGPU, r.Target, delay, bursarTarget)
+`, bursarWorkload, ServiceGPU, r.Target, delay)
 	return fleet.Parse([]byte(b.String()), "replay.yaml")
 }
 
