@@ -32,9 +32,9 @@ func init() {
 // window's demand and price.observed events for its sources. serving's bursar-direct drives the
 // planner alone on the same inputs; the two are compared in serving_test.go.
 //
-// The fleet file it generates has one location per (zone, GPU type) of the sources, since the
-// arbiter scales a workload per location and market: two GPU types in one location and market
-// would be one group. A zone's spot capacity per type is then its location's, as the sim models
+// The fleet file it generates has one location per source (its zone in the location's zones),
+// since the arbiter scales a workload per location and market: two GPU types in one location and
+// market would be one group. A spot source's capacity is then its location's, as the sim models
 // capacity (per location, spot only; on-demand is never short).
 type servingService struct {
 	w     *serving.Window
@@ -89,7 +89,7 @@ func (p *servingService) build(past []float64) error {
 	p.fleet.SetNotice(0) // SERVING.md: GCP's 30 s notice is under a tick, a reclaimed replica is gone at once
 	p.groups = make([]actuate.Group, len(p.w.Sources))
 	for i, s := range p.w.Sources {
-		p.groups[i] = actuate.Group{Workload: servingWorkload, Location: sourceLocation(s), Market: market(s)}
+		p.groups[i] = actuate.Group{Workload: servingWorkload, Location: sourceLocation(i, s), Market: market(s)}
 	}
 	if p.pub, err = p.h.Bus(p.ctx); err != nil {
 		return err
@@ -106,8 +106,13 @@ func (p *servingService) build(past []float64) error {
 		Clock: p.clk, LeaseTTL: leaseTTL, Policy: pol, DemandLookback: time.Duration(len(past)+1) * time.Minute})
 }
 
-// sourceLocation is the fleet location of source s: its zone and GPU type.
-func sourceLocation(s serving.Source) string { return LocationName(s.Zone + "-" + s.Type) }
+// sourceLocation is the fleet location of source i, s: one per source, named by its index first.
+// The planner breaks ties between offers of one price by their ids, which the arbiter makes
+// from the location's name and bursar-direct from the index alone ("12" before "5"): the '-'
+// after the index sorts below any digit, so the two orders are the same.
+func sourceLocation(i int, s serving.Source) string {
+	return LocationName(fmt.Sprintf("s%d-%s-%s", i, s.Zone, s.Type))
+}
 
 func market(s serving.Source) events.Market {
 	if s.Spot {
@@ -116,8 +121,8 @@ func market(s serving.Source) events.Market {
 	return events.OnDemand
 }
 
-// servingConfig is the window as a fleet file: one sim location per (zone, GPU type), whose
-// region is the type so that a price event finds its location, and one serving workload sized in
+// servingConfig is the window as a fleet file: one sim location per source, whose region is its
+// own name so that a price event finds its location, and one serving workload sized in
 // tokens per second with the sources' rates, at least one replica, spot and on-demand.
 //
 // The sim's launch delay, and the workload's cold start, are a tick longer than the window's cold
@@ -131,23 +136,18 @@ func servingConfig(w *serving.Window) (*fleet.Config, error) {
 	cold := time.Duration(w.ColdStart+1) * time.Minute
 	var b strings.Builder
 	b.WriteString("locations:\n")
-	seen := map[string]bool{}
 	rates := map[string]float64{}
 	var models []string
 	gpus := 0
-	for _, s := range w.Sources {
+	for i, s := range w.Sources {
 		if _, ok := rates[s.Type]; !ok {
 			models = append(models, s.Type)
 		}
 		rates[s.Type] = s.Rate
 		gpus = max(gpus, s.GPUs, 1)
-		loc := sourceLocation(s)
-		if seen[loc] {
-			continue
-		}
-		seen[loc] = true
+		loc := sourceLocation(i, s)
 		fmt.Fprintf(&b, "  - {name: %q, provider: %s, region: %q, zones: [%q], actuator: {kind: sim, launch_delay: %s}}\n",
-			loc, servingProvider, LocationName(s.Type), s.Zone, cold)
+			loc, servingProvider, loc, s.Zone, cold)
 	}
 	fmt.Fprintf(&b, `workloads:
   - name: %s
@@ -179,9 +179,9 @@ func quoted(xs []string) []string {
 // prices are one price.observed per source, at tick 0.
 func (p *servingService) prices() []events.Event {
 	out := make([]events.Event, 0, len(p.w.Sources))
-	for _, s := range p.w.Sources {
+	for i, s := range p.w.Sources {
 		out = append(out, &events.PriceObserved{Meta: events.Meta{At: servingEpoch}, Provider: servingProvider,
-			Region: LocationName(s.Type), Zone: s.Zone, InstanceType: s.Type, GPUModel: s.Type, GPUCount: max(s.GPUs, 1),
+			Region: p.groups[i].Location, Zone: s.Zone, InstanceType: s.Type, GPUModel: s.Type, GPUCount: max(s.GPUs, 1),
 			Market: market(s), USDPerHour: s.USDPerHour, Source: "replay"})
 	}
 	return out
