@@ -17,6 +17,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/placement"
 	"github.com/bursar-dev/bursar/internal/serving"
+	"github.com/bursar-dev/bursar/internal/system"
 )
 
 func init() {
@@ -91,9 +92,12 @@ func (p *servingService) build(past []float64) error {
 	for i, s := range p.w.Sources {
 		p.groups[i] = actuate.Group{Workload: servingWorkload, Location: sourceLocation(i, s), Market: market(s)}
 	}
-	if p.pub, err = p.h.Bus(p.ctx); err != nil {
+	// A free port, not NATS's 4222: windows and other replays may run beside this one.
+	if p.h.in, err = system.OpenInfra(p.ctx, system.InfraOptions{Name: "serving-replay",
+		Embedded: bus.EmbeddedOptions{Port: -1}, Streams: bus.Options{LeaseTTL: leaseTTL}}); err != nil {
 		return err
 	}
+	p.pub = bus.NewPublisher(p.h.in.JS)
 	if err := p.pub.PublishBatch(p.ctx, p.prices()); err != nil {
 		return fmt.Errorf("publishing the sources' prices: %w", err)
 	}
