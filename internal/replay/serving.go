@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/arbiter"
@@ -52,7 +54,9 @@ type servingService struct {
 	// exact tokens: the counter is sum rounded, so rounding never accumulates.
 	tokens int64
 	sum    float64
-	err    error
+	// reg holds the arbiter's metrics, where its forecast error is read (MAPE).
+	reg *prometheus.Registry
+	err error
 }
 
 // servingWorkload and servingReplica name the replayed workload and the one replica series its
@@ -71,7 +75,8 @@ func newServingService(env serving.Env) (serving.Policy, error) {
 		return nil, errors.New("the bursar service needs the window's capacity for its sim fleet")
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	p := &servingService{w: env.Window, ctx: ctx, stop: stop, clk: NewClock(servingEpoch), h: &single{}}
+	p := &servingService{w: env.Window, ctx: ctx, stop: stop, clk: NewClock(servingEpoch), h: &single{},
+		reg: prometheus.NewRegistry()}
 	if err := p.build(env.PastDemand); err != nil {
 		return nil, errors.Join(err, p.Close())
 	}
@@ -107,7 +112,7 @@ func (p *servingService) build(past []float64) error {
 	pol := placement.DefaultPolicy()
 	pol.ReactionTime = time.Minute // as bursar-direct: the arbiter acts once a tick
 	return p.h.Start(p.ctx, arbiter.Options{Config: p.cfg, Actuator: p.fleet, Log: slog.New(slog.DiscardHandler),
-		Clock: p.clk, LeaseTTL: leaseTTL, Policy: pol, DemandLookback: time.Duration(len(past)+1) * time.Minute})
+		Registry: p.reg, Clock: p.clk, LeaseTTL: leaseTTL, Policy: pol, DemandLookback: time.Duration(len(past)+1) * time.Minute})
 }
 
 // sourceLocation is the fleet location of source i, s: one per source, named by its index first.
@@ -256,6 +261,28 @@ func (p *servingService) tick(t int, obs *serving.Observation) error {
 		return fmt.Errorf("tick %d: %w", t, err)
 	}
 	return nil
+}
+
+// MAPE is the arbiter's own forecast error at its horizon, as it exports it
+// (bursar_arbiter_demand_forecast_mape_pct); 0 before it has measured one.
+func (p *servingService) MAPE() float64 {
+	mfs, err := p.reg.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "bursar_arbiter_demand_forecast_mape_pct" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == servingWorkload {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // Close stops the arbiter and NATS and returns what went wrong during the window.
