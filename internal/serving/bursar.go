@@ -39,12 +39,16 @@ type direct struct {
 	live      [][]launched // per source, oldest first
 	history   [][]placement.Observation
 	nextID    int
-	lastMove  time.Time
+	// lastMove is when the planner last moved the workload for price and prevMove the move
+	// before, as the arbiter's book keeps them: a move whose launches all found no capacity moved
+	// nothing, and the cooldown is the previous move's again (internal/arbiter/giveup.go).
+	lastMove, prevMove time.Time
 }
 
 type launched struct {
 	id   int
 	tick int
+	move bool // launched by a move for price
 }
 
 // directWorkload is the planner's name for the replayed service.
@@ -101,6 +105,7 @@ func (d *direct) at(t int) time.Time { return directEpoch.Add(time.Duration(t) *
 // reconcile learns what the clamp of tick s took: the newest replicas beyond what is held. One
 // launched at s found no capacity; an older one was reclaimed after living s-launch ticks.
 func (d *direct) reconcile(held []int, s int) {
+	moved := map[int]bool{} // sources where a launch of the last move found no capacity
 	for i, n := range held {
 		for len(d.live[i]) > n {
 			lost := d.live[i][len(d.live[i])-1]
@@ -108,10 +113,29 @@ func (d *direct) reconcile(held []int, s int) {
 			ob := placement.Observation{At: d.at(s), Kind: placement.ObsLaunchFailed}
 			if lost.tick < s {
 				ob = placement.Observation{At: d.at(s), Kind: placement.ObsPreempted, Lived: time.Duration(s-lost.tick) * time.Minute}
+			} else if lost.move && d.at(lost.tick).Equal(d.lastMove) {
+				moved[i] = true
 			}
 			d.history[i] = append(d.history[i], ob)
 		}
 	}
+	if len(moved) > 0 && !d.holdsLastMove(moved) {
+		d.lastMove = d.prevMove
+	}
+}
+
+// holdsLastMove says whether the last move for price still holds a replica: one it launched, or
+// one launched with it on a source where one of its launches failed (the clamp takes the newest,
+// whichever launch that was), as the arbiter's book judges it.
+func (d *direct) holdsLastMove(moved map[int]bool) bool {
+	for i, rs := range d.live {
+		for _, r := range rs {
+			if d.at(r.tick).Equal(d.lastMove) && (r.move || moved[i]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // snapshot is the planner's view at tick t: one offer per source with its last day of history,
@@ -164,11 +188,12 @@ func (d *direct) apply(plan placement.Decision, t int) {
 		}
 		switch a.Kind {
 		case placement.ActionLaunch:
-			if a.Reason == placement.ReasonCheaperOffer {
-				d.lastMove = d.at(t)
+			move := a.Reason == placement.ReasonCheaperOffer
+			if move && !d.lastMove.Equal(d.at(t)) { // one move may launch on several offers
+				d.prevMove, d.lastMove = d.lastMove, d.at(t)
 			}
 			for range a.Count {
-				d.live[i] = append(d.live[i], launched{id: d.nextID, tick: t})
+				d.live[i] = append(d.live[i], launched{id: d.nextID, tick: t, move: move})
 				d.nextID++
 			}
 		case placement.ActionDrain:

@@ -89,3 +89,17 @@ func ParsePolicies(list string) ([]string, error) {
 	}
 	return names, nil
 }
+
+// New builds the named policy for a window w, as the replay does: env.Window is w for a
+// hindsight policy and nil for the others. Tests above this package compare policies with it.
+func New(name string, env Env, w *Window) (Policy, error) {
+	reg, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q", name)
+	}
+	env.Window = nil
+	if reg.hindsight {
+		env.Window = w
+	}
+	return reg.factory(env)
+}
