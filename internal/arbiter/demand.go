@@ -36,7 +36,9 @@ func (m *market) stepDemand(w *fleet.Workload, at time.Time) {
 	}
 	s := m.series[w.Name]
 	if s == nil {
-		s = &demandSeries{f: placement.NewForecaster(placement.Steps(demandSeason, demandStep), placement.Steps(w.ColdStart, demandStep))}
+		// A launch now is ready a cold start from now, and the last closed step ended now: the
+		// forecast looks a step further than the cold start.
+		s = &demandSeries{f: placement.NewForecaster(placement.Steps(demandSeason, demandStep), placement.Steps(w.ColdStart, demandStep)+1)}
 		m.series[w.Name] = s
 	}
 	step := at.Truncate(demandStep)
@@ -75,7 +77,8 @@ func (m *market) sumRates(w *fleet.Workload, now time.Time) (total float64, seen
 }
 
 // demandRate is the rate w's warm capacity is sized for now, for a workload sized by throughput:
-// the current rate, or what its forecaster expects over the next cold start if more. mape is
+// the current rate, or what its forecaster expects over the next cold start if more (with the
+// headroom its availability target asks for, where it states one). mape is
 // the forecaster's error at that horizon (n forecasts measured; 0 until one is). ok is false for
 // a workload not sized by throughput or without a current sample.
 func (m *market) demandRate(w *fleet.Workload, now time.Time) (rate, mape float64, n int, ok bool) {
@@ -86,7 +89,12 @@ func (m *market) demandRate(w *fleet.Workload, now time.Time) (rate, mape float6
 	defer m.tmu.Unlock()
 	rate, ok = m.sumRates(w, now)
 	if s := m.series[w.Name]; s != nil {
-		rate = max(rate, s.f.Expect())
+		expect := s.f.Expect()
+		if target, has := w.AvailabilityTarget(); has {
+			// The forecast's headroom covers all but the target's demand share of its misses.
+			expect = s.f.ExpectWithin(placement.DemandShare(target))
+		}
+		rate = max(rate, expect)
 		mape, n = s.f.MAPE()
 		ok = ok || rate > 0
 	}

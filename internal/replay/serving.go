@@ -134,15 +134,13 @@ func market(s serving.Source) events.Market {
 // own name so that a price event finds its location, and one serving workload sized in
 // tokens per second with the sources' rates, at least one replica, spot and on-demand.
 //
-// The sim's launch delay, and the workload's cold start, are a tick longer than the window's cold
-// start: a replica launched at tick l is ready from l+ColdStart by the simulator's rule, which a
-// policy deciding tick t learns at the end of t-1; the arbiter reads readiness from the sim at
-// the start of a tick, so the sim reports it ready one tick later (as in service.go). The cold
-// start the arbiter is told is the one it sees, so that its forecaster looks as far ahead as
-// bursar-direct's (ColdStart+1 minutes: internal/arbiter/demand.go sizes its horizon by the
-// workload's cold start); told ColdStart, it looked a minute short and the two parted.
+// The sim's launch delay is a tick longer than the window's cold start: a replica launched at
+// tick l is ready from l+ColdStart by the simulator's rule, which a policy deciding tick t learns
+// at the end of t-1; the arbiter reads readiness from the sim at the start of a tick, so the sim
+// reports it ready one tick later (as in service.go). The workload's cold start is the window's,
+// as bursar-direct tells the planner, and both forecast ColdStart+1 minutes ahead.
 func servingConfig(w *serving.Window) (*fleet.Config, error) {
-	cold := time.Duration(w.ColdStart+1) * time.Minute
+	cold, delay := time.Duration(w.ColdStart)*time.Minute, time.Duration(w.ColdStart+1)*time.Minute
 	var b strings.Builder
 	b.WriteString("locations:\n")
 	rates := map[string]float64{}
@@ -156,7 +154,7 @@ func servingConfig(w *serving.Window) (*fleet.Config, error) {
 		gpus = max(gpus, s.GPUs, 1)
 		loc := sourceLocation(i, s)
 		fmt.Fprintf(&b, "  - {name: %q, provider: %s, region: %q, zones: [%q], actuator: {kind: sim, launch_delay: %s}}\n",
-			loc, servingProvider, loc, s.Zone, cold)
+			loc, servingProvider, loc, s.Zone, delay)
 	}
 	fmt.Fprintf(&b, `workloads:
   - name: %s
@@ -166,7 +164,8 @@ func servingConfig(w *serving.Window) (*fleet.Config, error) {
     cold_start: %s
     scaling: {metric: tokens_per_second}
     serving:
-      per_replica: {`, servingWorkload, strings.Join(quoted(models), ", "), gpus, cold)
+      availability_target: %g
+      per_replica: {`, servingWorkload, strings.Join(quoted(models), ", "), gpus, cold, serving.DirectTarget)
 	for i, m := range models {
 		if i > 0 {
 			b.WriteString(", ")
