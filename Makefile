@@ -51,7 +51,7 @@ bench: setup
 	$(GO) test -run '^$$' -bench 'ReclaimReaction|Start$$' -benchtime 1x -timeout 20m ./internal/arbiter
 	$(GO) test -run '^$$' -bench Reports -benchtime 3x -timeout 30m ./internal/report
 	$(GO) test -run '^$$' -bench Replay -benchtime 1x ./internal/replay
-	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./internal/serving
+	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./internal/replay
 	$(GO) test -run '^$$' -bench JobsReplay -benchtime 1x -timeout 30m ./internal/jobreplay
 	$(GO) test -run '^$$' -bench 'AWSPriceListBody|SkyPilotMemory' -benchtime 1x ./internal/pricesource
 

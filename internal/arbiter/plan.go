@@ -216,8 +216,9 @@ func (l *ledger) book(workload string) *Book {
 }
 
 // toRecord builds the record of action a: which group it scales and to what. The target count is
-// computed when the action is enacted.
-func (l *ledger) toRecord(b *Book, a placement.Action, now time.Time) (Record, bool) {
+// computed when the action is enacted. draining are the replicas drains recorded earlier in the
+// same proposal will take: a second drain of a group picks others (scaleDownOrder).
+func (l *ledger) toRecord(b *Book, a placement.Action, now time.Time, draining map[string]bool) (Record, bool) {
 	rec := Record{Target: actuate.Target{ActionID: a.ID, Group: actuate.Group{Workload: a.Workload}, Offer: a.Offer,
 		Kind: string(a.Kind), Reason: string(a.Reason)}, PlanID: planID(now, a.Workload), Stage: StageRecorded,
 		NeedsApproval: a.NeedsApproval, CostPerHour: a.CostPerHour, At: now}
@@ -248,7 +249,10 @@ func (l *ledger) toRecord(b *Book, a placement.Action, now time.Time) (Record, b
 		if rec.Target.Location == "" {
 			return rec, false
 		}
-		rec.Drain = scaleDownOrder(b, rec.Target.Group, rec.Drain)
+		rec.Drain = scaleDownOrder(b, rec.Target.Group, rec.Drain, draining)
+		for _, id := range rec.Drain {
+			draining[id] = true
+		}
 	default: // a budget cut below the minimum: it awaits approval, then drains (see cut)
 		rec.Target.Replicas = a.Count
 		v := cutVictims(b, a.Count)
@@ -264,13 +268,14 @@ func (l *ledger) toRecord(b *Book, a placement.Action, now time.Time) (Record, b
 // sets a count, and lowering it removes the instances it picks, as a ReplicaSet does: those not
 // ready first, then the newest. The book drains the same ones, so the ages it keeps (and the
 // survival it records) are those of the instances left. ids is kept when it spans other groups.
-func scaleDownOrder(b *Book, g actuate.Group, ids []string) []string {
+// Replicas in taken are left out: an earlier drain of the same proposal takes them.
+func scaleDownOrder(b *Book, g actuate.Group, ids []string, taken map[string]bool) []string {
 	var cands []Rep
 	for _, r := range b.Replicas {
 		if slices.Contains(ids, r.ID) && r.group(b.Workload) != g {
 			return ids
 		}
-		if r.group(b.Workload) == g && (r.State == placement.StateReady || r.State == placement.StateLaunching) {
+		if r.group(b.Workload) == g && !taken[r.ID] && (r.State == placement.StateReady || r.State == placement.StateLaunching) {
 			cands = append(cands, r)
 		}
 	}

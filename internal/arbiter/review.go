@@ -80,12 +80,13 @@ func (l *ledger) propose(d placement.Decision, restores map[string]bool, now tim
 	var cands []candidate
 	prop := Proposal{At: now}
 	index := map[string]int{}
+	draining := map[string]bool{}
 	for _, a := range d.Actions {
 		b := l.book(a.Workload)
 		if b.finished(a.ID) || l.awaitingLike(b, a, restores[a.ID]) || b.declined(a, restores[a.ID], now) {
 			continue
 		}
-		rec, ok := l.toRecord(b, a, now)
+		rec, ok := l.toRecord(b, a, now, draining)
 		if !ok {
 			continue
 		}

@@ -2,8 +2,6 @@ package replay
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -89,9 +87,9 @@ func TestServingServiceMatchesDirect(t *testing.T) {
 // differences leave (see servingConfig and the report of issue 29): 1 point of availability and
 // 3 % of cost.
 func TestServingServiceNearDirectOnRealWindow(t *testing.T) {
-	data := filepath.Join("..", "..", serving.DefaultData)
-	if _, err := os.Stat(data); err != nil || testing.Short() {
-		t.Skip("needs the shared data and a few seconds")
+	data := servingData(t)
+	if testing.Short() {
+		t.Skip("takes a few seconds")
 	}
 	in, err := serving.Load(serving.Paths{Data: data})
 	if err != nil {

@@ -1,30 +1,34 @@
-package serving
+package replay
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bursar-dev/bursar/internal/serving"
 )
 
-// BenchmarkServing replays every registered policy on the benchmark's default inputs (the two
+// BenchmarkServing replays every registered serving policy (the peers and bursar-direct in
+// internal/serving, the service-backed bursar here) on the benchmark's default inputs (the two
 // ServeGen traces, the Splitwise profile, the SkyNomad H100 capacity, GCP prices) over the 10
 // windows of docs/serving.md, and reports each policy's headline figures, so that `make bench`
 // prints the serving table. ns/op is the time to replay one policy over the 10 windows (plus
 // od-autoscale, every policy's cost reference).
 func BenchmarkServing(b *testing.B) {
-	data := sharedData(b)
-	for _, demand := range DefaultDemands(data) {
-		in, err := Load(Paths{Data: data, Demand: demand})
+	data := servingData(b)
+	for _, demand := range serving.DefaultDemands(data) {
+		in, err := serving.Load(serving.Paths{Data: data, Demand: demand})
 		if err != nil {
 			b.Fatal(err)
 		}
 		trace := strings.TrimSuffix(filepath.Base(demand), "_per_minute.csv")
-		for _, name := range PolicyNames() {
+		for _, name := range serving.PolicyNames() {
 			b.Run(trace+"/"+name, func(b *testing.B) {
-				var res []Result
+				var res []serving.Result
 				for b.Loop() {
-					if res, err = Evaluate(context.Background(), in, DefaultConfig(), []string{name}); err != nil {
+					if res, err = serving.Evaluate(context.Background(), in, serving.DefaultConfig(), []string{name}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -44,4 +48,13 @@ func BenchmarkServing(b *testing.B) {
 			})
 		}
 	}
+}
+
+// servingData is the shared data folder, or a skip where it is absent.
+func servingData(tb testing.TB) string {
+	dir := filepath.Join("..", "..", serving.DefaultData)
+	if _, err := os.Stat(filepath.Join(dir, "serving")); err != nil {
+		tb.Skipf("the serving inputs live in %s (../shared/data/serving beside the repository): %v", dir, err)
+	}
+	return dir
 }
