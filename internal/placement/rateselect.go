@@ -118,9 +118,23 @@ func (s *selection) trimOrder() []int {
 			}
 			return 1
 		}
-		return cmp.Compare(per[b], per[a])
+		return cmp.Or(cmp.Compare(per[b], per[a]), s.youngerFirst(s.slots[a], s.slots[b]))
 	})
 	return order
+}
+
+// youngerFirst orders two ready replicas alike in cost: the newer first, so that the replica trim
+// keeps is the one that has served longest and a drain never reads as the newer replacing the
+// older. Launching replicas keep their order: one may be what a rise about to come needs.
+func (s *selection) youngerFirst(a, b slot) int {
+	if a.replica < 0 || b.replica < 0 {
+		return 0
+	}
+	ra, rb := s.wp.s.Replicas[a.replica], s.wp.s.Replicas[b.replica]
+	if ra.State != StateReady || rb.State != StateReady {
+		return 0
+	}
+	return cmp.Or(rb.Since.Compare(ra.Since), cmp.Compare(rb.ID, ra.ID))
 }
 
 // selectByRate chooses the desired set of a workload planned by rate and records the outcome
@@ -130,10 +144,7 @@ func (wp *workloadPlanner) selectByRate(out *wplan, sel *selection, incs []incum
 	lo, hi := rateCounts(w)
 	sel.rate = rateNeed{on: true, need: demandRate(w), min: lo, max: hi}
 	out.rated, out.needRate, out.minCount = true, sel.rate.need, lo
-	sel.fillRate(incs)
-	sel.rate.floor = min(sel.rate.need, sel.rateSum())
-	sel.repair(w.MinLocations)
-	sel.trim(w.MinLocations)
+	out.remixed = sel.chooseRate(incs)
 	out.placedRate = sel.rateSum()
 	out.shortfall, out.why = wp.rateShortfall(out, sel, incs)
 	out.need = len(sel.slots) + out.shortfall
@@ -143,6 +154,98 @@ func (wp *workloadPlanner) selectByRate(out *wplan, sel *selection, incs []incum
 	sel.rate.need, sel.rate.min = min(sel.rate.need, out.placedRate), min(lo, len(sel.slots))
 	sel.fallbackRate()
 	sel.hedgeRate()
+}
+
+// chooseRate builds the set that keeps the running replicas (keepRate) and, beside it, the set
+// chosen afresh (remixRate), and takes the fresh one only when it pays: its comparable cost counts
+// each running replica less the one-off cost of leaving it spread over the payback horizon
+// (incumbentCost), so it is lower only when the hourly saving pays back the moves in time. A
+// demand that moves then adds to and trims the set instead of re-mixing it. It reports whether
+// the set is a re-mix.
+func (s *selection) chooseRate(incs []incumbent) (remixed bool) {
+	s.incs = incs
+	if len(incs) == 0 {
+		s.remixRate(incs)
+		return false
+	}
+	s.keepRate(incs)
+	if s.inCooldown() || s.wp.halted() {
+		return false
+	}
+	keep, keepCost, keepRate := slices.Clone(s.slots), s.setCost(), s.rateSum()
+	s.clear()
+	s.remixRate(incs)
+	serves := s.rateSum() >= min(keepRate, s.rate.need)-rateSlack(s.rate.need) && len(s.slots) >= min(len(keep), s.rate.min)
+	if !serves || s.setCost() >= keepCost-1e-9 {
+		s.clear()
+		for _, sl := range keep {
+			s.restore(len(s.slots), sl)
+		}
+		return false
+	}
+	return s.dropsIncumbent(keep)
+}
+
+// remixRate is the set chosen afresh: the greedy fill cheapest per useful unit over running
+// replicas and new launches alike, repaired for the rules and trimmed.
+func (s *selection) remixRate(incs []incumbent) {
+	s.fillRate(incs)
+	s.settle()
+}
+
+// keepRate is the set that keeps every running replica (the ready first, up to the maximum),
+// adds the launches cheapest per useful unit while the rate is not covered, then trims what the
+// cover no longer needs, dearest per unit first.
+func (s *selection) keepRate(incs []incumbent) {
+	for i := range incs {
+		if len(s.slots) >= s.rate.max {
+			break
+		}
+		s.add(option{inc: i, cand: -1, cost: incs[i].cost}, "")
+	}
+	s.fillRate(incs)
+	s.settle()
+}
+
+// settle repairs the set for the spread and location rules, keeping the rate it serves, and
+// trims it.
+func (s *selection) settle() {
+	s.rate.floor = min(s.rate.need, s.rateSum())
+	s.repair(s.w.MinLocations)
+	s.trim(s.w.MinLocations)
+}
+
+// setCost is the set's comparable cost per hour (slotCost summed).
+func (s *selection) setCost() float64 {
+	sum := 0.0
+	for _, sl := range s.slots {
+		sum += s.slotCost(sl)
+	}
+	return sum
+}
+
+// clear empties the set, giving back the capacity its launches took.
+func (s *selection) clear() {
+	for len(s.slots) > 0 {
+		s.remove(len(s.slots) - 1)
+	}
+}
+
+// inCooldown says whether the workload moved for price within Policy.Cooldown: no re-mix then.
+func (s *selection) inCooldown() bool {
+	last := s.w.LastMoveAt
+	return !last.IsZero() && s.wp.now.Sub(last) < s.wp.p.Cooldown
+}
+
+// dropsIncumbent says whether the set leaves out a running replica that keep held: only then is
+// a re-mix a move.
+func (s *selection) dropsIncumbent(keep []slot) bool {
+	for _, sl := range keep {
+		if sl.replica >= 0 && !s.usedInc[sl.replica] {
+			return true
+		}
+	}
+	return false
 }
 
 // rateShortfall is how many more replicas the set would need (an estimate at the fastest model
@@ -215,7 +318,8 @@ func (wp *workloadPlanner) assignRateReasons(out *wplan, incs []incumbent, inval
 			sl.reason, reclaim = ReasonReclaim, reclaim-r
 		case resid > slack:
 			sl.reason, resid = ReasonResidency, resid-r
-		case grow > slack || growN > 0:
+		case grow > slack || growN > 0 || !out.remixed:
+			// A set that keeps its running replicas launches only for what they lack.
 			sl.reason, grow, growN = ReasonDemandUp, grow-r, growN-1
 		default:
 			sl.reason = ReasonCheaperOffer

@@ -66,6 +66,8 @@ func (wp *workloadPlanner) drainReason(out *wplan, ri int, invalid []int, forced
 		return ReasonResidency
 	case forced != "":
 		return forced
+	case out.rated && !out.remixed:
+		return ReasonDemandDown // the set kept its running replicas: this one is no longer needed
 	}
 	since := wp.s.Replicas[ri].Since
 	for _, sl := range out.desired {
