@@ -103,9 +103,9 @@ type churnCount struct {
 // and applies every plan, moves setting LastMoveAt as the arbiter does.
 func simulate(w Workload, demand []float64, setDemand func(*Workload, float64)) churnCount {
 	locs, offers := churnOffers()
-	price := map[string]string{}
+	model := map[string]string{}
 	for _, o := range offers {
-		price[o.ID] = o.GPUModel
+		model[o.ID] = o.GPUModel
 	}
 	p := DefaultPolicy()
 	start := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
@@ -120,7 +120,7 @@ func simulate(w Workload, demand []float64, setDemand func(*Workload, float64)) 
 				reps[i].State = StateReady
 			}
 			if reps[i].State == StateReady {
-				served += rates[price[reps[i].Offer]]
+				served += rates[model[reps[i].Offer]]
 			}
 		}
 		if served < d-rateSlack(d) {

@@ -10,8 +10,9 @@ import (
 // A workload planned by rate (Workload.Throughput) goes through the same selection as one planned
 // in replicas, with the count replaced by a rate: the greedy fill ranks options by cost per unit
 // served, the repair's swaps keep the rate the set serves, a trim drops what the fill left beyond
-// the need, and the fallback and the hedge count in rate (ratehedge.go). The replica count of the
-// desired set is an outcome: wplan.need holds it once the set is chosen.
+// the need, and the fallback and the hedge count in rate (ratehedge.go). A workload with running
+// replicas keeps them unless a set chosen afresh pays back its moves (chooseRate). The replica
+// count of the desired set is an outcome: wplan.need holds it once the set is chosen.
 
 // rateNeed is what a workload planned by rate asks of its set.
 type rateNeed struct {
