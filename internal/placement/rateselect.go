@@ -10,8 +10,9 @@ import (
 // A workload planned by rate (Workload.Throughput) goes through the same selection as one planned
 // in replicas, with the count replaced by a rate: the greedy fill ranks options by cost per unit
 // served, the repair's swaps keep the rate the set serves, a trim drops what the fill left beyond
-// the need, and the fallback and the hedge count in rate (ratehedge.go). The replica count of the
-// desired set is an outcome: wplan.need holds it once the set is chosen.
+// the need, and the fallback and the hedge count in rate (ratehedge.go). A workload with running
+// replicas keeps them unless a set chosen afresh pays back its moves (chooseRate). The replica
+// count of the desired set is an outcome: wplan.need holds it once the set is chosen.
 
 // rateNeed is what a workload planned by rate asks of its set.
 type rateNeed struct {
@@ -118,9 +119,23 @@ func (s *selection) trimOrder() []int {
 			}
 			return 1
 		}
-		return cmp.Compare(per[b], per[a])
+		return cmp.Or(cmp.Compare(per[b], per[a]), s.youngerFirst(s.slots[a], s.slots[b]))
 	})
 	return order
+}
+
+// youngerFirst orders two ready replicas alike in cost: the newer first, so that the replica trim
+// keeps is the one that has served longest and a drain never reads as the newer replacing the
+// older. Launching replicas keep their order: one may be what a rise about to come needs.
+func (s *selection) youngerFirst(a, b slot) int {
+	if a.replica < 0 || b.replica < 0 {
+		return 0
+	}
+	ra, rb := s.wp.s.Replicas[a.replica], s.wp.s.Replicas[b.replica]
+	if ra.State != StateReady || rb.State != StateReady {
+		return 0
+	}
+	return cmp.Or(rb.Since.Compare(ra.Since), cmp.Compare(rb.ID, ra.ID))
 }
 
 // selectByRate chooses the desired set of a workload planned by rate and records the outcome
@@ -130,10 +145,7 @@ func (wp *workloadPlanner) selectByRate(out *wplan, sel *selection, incs []incum
 	lo, hi := rateCounts(w)
 	sel.rate = rateNeed{on: true, need: demandRate(w), min: lo, max: hi}
 	out.rated, out.needRate, out.minCount = true, sel.rate.need, lo
-	sel.fillRate(incs)
-	sel.rate.floor = min(sel.rate.need, sel.rateSum())
-	sel.repair(w.MinLocations)
-	sel.trim(w.MinLocations)
+	out.remixed = sel.chooseRate(incs)
 	out.placedRate = sel.rateSum()
 	out.shortfall, out.why = wp.rateShortfall(out, sel, incs)
 	out.need = len(sel.slots) + out.shortfall
@@ -143,6 +155,98 @@ func (wp *workloadPlanner) selectByRate(out *wplan, sel *selection, incs []incum
 	sel.rate.need, sel.rate.min = min(sel.rate.need, out.placedRate), min(lo, len(sel.slots))
 	sel.fallbackRate()
 	sel.hedgeRate()
+}
+
+// chooseRate builds the set that keeps the running replicas (keepRate) and, beside it, the set
+// chosen afresh (remixRate), and takes the fresh one only when it pays: its comparable cost counts
+// each running replica less the one-off cost of leaving it spread over the payback horizon
+// (incumbentCost), so it is lower only when the hourly saving pays back the moves in time. A
+// demand that moves then adds to and trims the set instead of re-mixing it. It reports whether
+// the set is a re-mix.
+func (s *selection) chooseRate(incs []incumbent) (remixed bool) {
+	s.incs = incs
+	if len(incs) == 0 {
+		s.remixRate(incs)
+		return false
+	}
+	s.keepRate(incs)
+	if s.inCooldown() || s.wp.halted() {
+		return false
+	}
+	keep, keepCost, keepRate := slices.Clone(s.slots), s.setCost(), s.rateSum()
+	s.clear()
+	s.remixRate(incs)
+	serves := s.rateSum() >= min(keepRate, s.rate.need)-rateSlack(s.rate.need) && len(s.slots) >= min(len(keep), s.rate.min)
+	if !serves || s.setCost() >= keepCost-1e-9 {
+		s.clear()
+		for _, sl := range keep {
+			s.restore(len(s.slots), sl)
+		}
+		return false
+	}
+	return s.dropsIncumbent(keep)
+}
+
+// remixRate is the set chosen afresh: the greedy fill cheapest per useful unit over running
+// replicas and new launches alike, repaired for the rules and trimmed.
+func (s *selection) remixRate(incs []incumbent) {
+	s.fillRate(incs)
+	s.settle()
+}
+
+// keepRate is the set that keeps every running replica (the ready first, up to the maximum),
+// adds the launches cheapest per useful unit while the rate is not covered, then trims what the
+// cover no longer needs, dearest per unit first.
+func (s *selection) keepRate(incs []incumbent) {
+	for i := range incs {
+		if len(s.slots) >= s.rate.max {
+			break
+		}
+		s.add(option{inc: i, cand: -1, cost: incs[i].cost}, "")
+	}
+	s.fillRate(incs)
+	s.settle()
+}
+
+// settle repairs the set for the spread and location rules, keeping the rate it serves, and
+// trims it.
+func (s *selection) settle() {
+	s.rate.floor = min(s.rate.need, s.rateSum())
+	s.repair(s.w.MinLocations)
+	s.trim(s.w.MinLocations)
+}
+
+// setCost is the set's comparable cost per hour (slotCost summed).
+func (s *selection) setCost() float64 {
+	sum := 0.0
+	for _, sl := range s.slots {
+		sum += s.slotCost(sl)
+	}
+	return sum
+}
+
+// clear empties the set, giving back the capacity its launches took.
+func (s *selection) clear() {
+	for len(s.slots) > 0 {
+		s.remove(len(s.slots) - 1)
+	}
+}
+
+// inCooldown says whether the workload moved for price within Policy.Cooldown: no re-mix then.
+func (s *selection) inCooldown() bool {
+	last := s.w.LastMoveAt
+	return !last.IsZero() && s.wp.now.Sub(last) < s.wp.p.Cooldown
+}
+
+// dropsIncumbent says whether the set leaves out a running replica that keep held: only then is
+// a re-mix a move.
+func (s *selection) dropsIncumbent(keep []slot) bool {
+	for _, sl := range keep {
+		if sl.replica >= 0 && !s.usedInc[sl.replica] {
+			return true
+		}
+	}
+	return false
 }
 
 // rateShortfall is how many more replicas the set would need (an estimate at the fastest model
@@ -177,51 +281,4 @@ func (wp *workloadPlanner) rateShortfall(out *wplan, sel *selection, incs []incu
 		return 0, w.CheckRates().Error()
 	}
 	return 0, ""
-}
-
-// assignRateReasons labels the new launches of a rate-planned set, as assignReasons does, with
-// what is missing counted in rate: the running replicas that qualify serve incRate; of the rest
-// of the need, what reclaimed replicas served is replaced first (reclaim), then what replicas
-// that no longer qualify served (residency), then growth (demand_up, also for replicas the
-// minimum count lacks); a launch beyond that is a move (cheaper_offer).
-func (wp *workloadPlanner) assignRateReasons(out *wplan, incs []incumbent, invalid []int) {
-	rate := func(ri int) float64 {
-		if oi, ok := wp.ix.byID[wp.s.Replicas[ri].Offer]; ok {
-			return modelRate(out.w, wp.ix.offers[oi].o.GPUModel)
-		}
-		return 0
-	}
-	incRate, invalidRate := 0.0, 0.0
-	for _, in := range incs {
-		incRate += modelRate(out.w, wp.ix.offers[in.offer].o.GPUModel)
-	}
-	for _, ri := range invalid {
-		invalidRate += rate(ri)
-	}
-	slack := rateSlack(out.needRate)
-	missing := max(out.needRate-incRate, 0)
-	reclaim := min(out.lostRate, missing)
-	resid := min(invalidRate, missing-reclaim)
-	grow, growN := missing-reclaim-resid, max(out.minCount-len(incs), 0)
-	spotAllowed := len(out.w.Markets) == 0 || containsMarket(out.w.Markets, MarketSpot)
-	for i := range out.desired {
-		sl := &out.desired[i]
-		if sl.replica >= 0 || sl.reason != "" {
-			continue
-		}
-		r := modelRate(out.w, wp.ix.offers[sl.offer].o.GPUModel)
-		switch {
-		case reclaim > slack:
-			sl.reason, reclaim = ReasonReclaim, reclaim-r
-		case resid > slack:
-			sl.reason, resid = ReasonResidency, resid-r
-		case grow > slack || growN > 0:
-			sl.reason, grow, growN = ReasonDemandUp, grow-r, growN-1
-		default:
-			sl.reason = ReasonCheaperOffer
-		}
-		if sl.reason != ReasonCheaperOffer && spotAllowed && !wp.isSpot(sl.offer) {
-			sl.reason = ReasonFallback
-		}
-	}
 }

@@ -66,6 +66,8 @@ func (wp *workloadPlanner) drainReason(out *wplan, ri int, invalid []int, forced
 		return ReasonResidency
 	case forced != "":
 		return forced
+	case out.rated && !out.remixed:
+		return ReasonDemandDown // the set kept its running replicas: this one is no longer needed
 	}
 	since := wp.s.Replicas[ri].Since
 	for _, sl := range out.desired {
@@ -112,4 +114,52 @@ func (wp *workloadPlanner) sortByPriceDesc(reps []int) {
 		}
 		return cmp.Or(cmp.Compare(price(b), price(a)), cmp.Compare(wp.s.Replicas[a].ID, wp.s.Replicas[b].ID))
 	})
+}
+
+// assignRateReasons labels the new launches of a rate-planned set, as assignReasons does, with
+// what is missing counted in rate: the running replicas that qualify serve incRate; of the rest
+// of the need, what reclaimed replicas served is replaced first (reclaim), then what replicas
+// that no longer qualify served (residency), then growth (demand_up, also for replicas the
+// minimum count lacks); a launch beyond that is a move (cheaper_offer).
+func (wp *workloadPlanner) assignRateReasons(out *wplan, incs []incumbent, invalid []int) {
+	rate := func(ri int) float64 {
+		if oi, ok := wp.ix.byID[wp.s.Replicas[ri].Offer]; ok {
+			return modelRate(out.w, wp.ix.offers[oi].o.GPUModel)
+		}
+		return 0
+	}
+	incRate, invalidRate := 0.0, 0.0
+	for _, in := range incs {
+		incRate += modelRate(out.w, wp.ix.offers[in.offer].o.GPUModel)
+	}
+	for _, ri := range invalid {
+		invalidRate += rate(ri)
+	}
+	slack := rateSlack(out.needRate)
+	missing := max(out.needRate-incRate, 0)
+	reclaim := min(out.lostRate, missing)
+	resid := min(invalidRate, missing-reclaim)
+	grow, growN := missing-reclaim-resid, max(out.minCount-len(incs), 0)
+	spotAllowed := len(out.w.Markets) == 0 || containsMarket(out.w.Markets, MarketSpot)
+	for i := range out.desired {
+		sl := &out.desired[i]
+		if sl.replica >= 0 || sl.reason != "" {
+			continue
+		}
+		r := modelRate(out.w, wp.ix.offers[sl.offer].o.GPUModel)
+		switch {
+		case reclaim > slack:
+			sl.reason, reclaim = ReasonReclaim, reclaim-r
+		case resid > slack:
+			sl.reason, resid = ReasonResidency, resid-r
+		case grow > slack || growN > 0 || !out.remixed:
+			// A set that keeps its running replicas launches only for what they lack.
+			sl.reason, grow, growN = ReasonDemandUp, grow-r, growN-1
+		default:
+			sl.reason = ReasonCheaperOffer
+		}
+		if sl.reason != ReasonCheaperOffer && spotAllowed && !wp.isSpot(sl.offer) {
+			sl.reason = ReasonFallback
+		}
+	}
 }

@@ -51,6 +51,9 @@ type wplan struct {
 	needRate, placedRate float64
 	minCount             int
 	lostRate             float64
+	// remixed says the set leaves running replicas for cheaper ones (chooseRate): only then are
+	// its launches beyond what is missing, and the drains it makes, moves.
+	remixed bool
 }
 
 // covers says whether n ready replicas serving rate meet the plan's need.
