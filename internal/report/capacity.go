@@ -233,7 +233,7 @@ func capacityRow(w *fleet.Workload, t capacityTally) cli.Row {
 	pct := 100 * ratio(float64(t.Observed-t.Short), float64(t.Observed))
 	r := cli.Row{string(Workload): w.Name, "observed_min": t.Observed, "short_min": t.Short,
 		AvailableColumn(CapacityTarget): round(pct, 2), "unserved_pct": round(100*ratio(t.Unserved, t.Demand), 3),
-		"availability_target_pct": "", "target_met": "-"}
+		"availability_target_pct": nil, "target_met": "-"} // nil: an empty cell, null in JSON
 	if target, ok := w.AvailabilityTarget(); ok {
 		r["availability_target_pct"] = target
 		if t.Observed > 0 {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestCapacityAvailability(t *testing.T) {
 			want: []string{
 				"chat observed_min=10 short_min=2 available_pct_of_capacity=80 unserved_pct=8.636 availability_target_pct=90 target_met=no",
 				"code observed_min=8 short_min=1 available_pct_of_capacity=87.5 unserved_pct=3.03 availability_target_pct=75 target_met=yes",
-				"embed observed_min=10 short_min=0 available_pct_of_capacity=100 unserved_pct=0 availability_target_pct= target_met=-",
+				"embed observed_min=10 short_min=0 available_pct_of_capacity=100 unserved_pct=0 availability_target_pct=<nil> target_met=-",
 			},
 			wantNotes: []string{"embed: ready replicas on A100-80GB count as serving nothing",
 				"not sized by throughput (no scaling.metric in tokens or requests with rates per replica), so not in the report: batch",
@@ -199,6 +200,41 @@ func TestTallyMinutes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if g := tallyMinutes(tt.steps, tt.demand, 0, 3*m); g != tt.want {
 				t.Errorf("got %+v, want %+v", g, tt.want)
+			}
+		})
+	}
+}
+
+// TestCapacityAvailabilityOutputs: a workload without a target has an empty cell in CSV and null
+// in JSON, not a zero that reads as a target.
+func TestCapacityAvailabilityOutputs(t *testing.T) {
+	st := capacityHistory(t)
+	o := opts("10:00", "10:10", Workload)
+	o.Fleet = capacityFleet()
+	res, err := Availability(ctxT(t), st, AvailabilityOptions{Options: o, Target: CapacityTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		format string
+		want   []string
+	}{
+		{"csv", []string{"workload,observed_min,short_min,available_pct_of_capacity,unserved_pct,availability_target_pct,target_met\n",
+			"chat,10,2,80,8.636,90,no\n", "embed,10,0,100,0,,-\n"}},
+		{"json", []string{`"availability_target_pct":null`, `"target_met":"yes"`}},
+		{"table", []string{"AVAILABLE_PCT_OF_CAPACITY", "note: available_pct_of_capacity: share of the observed minutes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Write(&b, tt.format, res, ""); err != nil {
+				t.Fatal(err)
+			}
+			out := strings.ReplaceAll(b.String(), `": `, `":`)
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s lacks %q:\n%s", tt.format, w, out)
+				}
 			}
 		})
 	}
