@@ -24,7 +24,7 @@ func TestHelpTeachesEveryReport(t *testing.T) {
 		{"reclaims", []string{"table, json, yaml, csv or markdown", "avg_to_first_gpu_s", "replaced_by_deadline", "--by gpu",
 			"zone", "unknown"}},
 		{"availability", []string{"table, json, yaml, csv or markdown", "--target", "available_pct", "downtime_min", "outages",
-			"replicas.min"}},
+			"replicas.min", "--target capacity", "available_pct_of_capacity", "unserved_pct", "target_met"}},
 		{"jobs", []string{"table, json, yaml, csv or markdown", "--job", "--team", "deadline_met", "on_demand_usd", "lost_h"}},
 	}
 	for _, tt := range tests {

@@ -16,7 +16,8 @@ type AvailabilityOptions struct {
 	Options
 	// Target is how many ready replicas a group must have to count as up: "" or "desired" (what
 	// replica.state says was asked for), "min" (the fleet file's replicas.min of the workload;
-	// by workload only), or a whole number.
+	// by workload only), "capacity" (ready capacity against demand in the workload's metric, by
+	// the fleet file's rates; by workload only, see capacity.go), or a whole number.
 	Target string
 }
 
@@ -59,10 +60,12 @@ func (o AvailabilityOptions) target() (int64, error) {
 			return 0, fmt.Errorf("--target min is a workload's minimum over all its locations: use it with --by workload")
 		}
 		return -2, nil
+	case CapacityTarget:
+		return 0, fmt.Errorf("--target capacity is counted in minutes of demand, not in ready replicas: it has no steps")
 	}
 	n, err := strconv.ParseInt(o.Target, 10, 64)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("--target %q: want desired, min or a number of replicas", o.Target)
+		return 0, fmt.Errorf("--target %q: want desired, min, capacity or a number of replicas", o.Target)
 	}
 	return n, nil
 }
@@ -170,8 +173,12 @@ func sweep(vals []string, states []groupState, o AvailabilityOptions, fixed int6
 // observed time it had at least its target of ready replicas, the minutes below it, the
 // outages (stretches below it), the ready replica-hours against the desired ones, and the
 // launches given up for want of capacity (a shortfall's usual cause). Time before a group's first
-// replica.state report is not observed, so it is neither up nor down.
+// replica.state report is not observed, so it is neither up nor down. --target capacity counts
+// minutes of demand served instead (capacityAvailability).
 func Availability(ctx context.Context, q Querier, o AvailabilityOptions) (*Result, error) {
+	if o.Target == CapacityTarget {
+		return capacityAvailability(ctx, q, o)
+	}
 	steps, states, err := readySteps(ctx, q, o)
 	if err != nil {
 		return nil, err

@@ -158,7 +158,7 @@ func TestAvailabilityRefuses(t *testing.T) {
 		{"by gpu", AvailabilityOptions{Options: opts("09:00", "12:00", GPU)}, "not by GPU model"},
 		{"min by location", AvailabilityOptions{Options: opts("09:00", "12:00", Location), Target: "min"}, "--by workload"},
 		{"min without a fleet", AvailabilityOptions{Options: Options{Window: opts("09:00", "12:00").Window, By: []Dim{Workload}}, Target: "min"}, "--fleet"},
-		{"bad target", AvailabilityOptions{Options: opts("09:00", "12:00", Workload), Target: "most"}, "want desired, min or a number"},
+		{"bad target", AvailabilityOptions{Options: opts("09:00", "12:00", Workload), Target: "most"}, "want desired, min, capacity or a number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
