@@ -36,9 +36,7 @@ func (m *market) stepDemand(w *fleet.Workload, at time.Time) {
 	}
 	s := m.series[w.Name]
 	if s == nil {
-		// A launch now is ready a cold start from now, and the last closed step ended now: the
-		// forecast looks a step further than the cold start.
-		s = &demandSeries{f: placement.NewForecaster(placement.Steps(demandSeason, demandStep), placement.Steps(w.ColdStart, demandStep)+1)}
+		s = &demandSeries{f: placement.NewForecaster(placement.Steps(demandSeason, demandStep), placement.Steps(w.ColdStart, demandStep))}
 		m.series[w.Name] = s
 	}
 	step := at.Truncate(demandStep)

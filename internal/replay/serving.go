@@ -138,7 +138,7 @@ func market(s serving.Source) events.Market {
 // tick l is ready from l+ColdStart by the simulator's rule, which a policy deciding tick t learns
 // at the end of t-1; the arbiter reads readiness from the sim at the start of a tick, so the sim
 // reports it ready one tick later (as in service.go). The workload's cold start is the window's,
-// as bursar-direct tells the planner, and both forecast ColdStart+1 minutes ahead.
+// as bursar-direct tells the planner, and both forecast that many minutes ahead.
 func servingConfig(w *serving.Window) (*fleet.Config, error) {
 	cold, delay := time.Duration(w.ColdStart)*time.Minute, time.Duration(w.ColdStart+1)*time.Minute
 	var b strings.Builder

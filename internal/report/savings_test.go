@@ -1,8 +1,11 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
 
 func TestSavings(t *testing.T) {
@@ -62,5 +65,32 @@ func TestSavings(t *testing.T) {
 	o.Fleet = nil
 	if _, err := Savings(ctxT(t), st, o); err == nil || !strings.Contains(err.Error(), "--fleet") {
 		t.Errorf("without a fleet file: %v, want an error asking for --fleet", err)
+	}
+}
+
+// TestArbitrageChargesTheReplicasAMoveAdded: action.updated carries the count a group was set to,
+// so a move into a group that already ran replicas added only the difference; a group's count
+// before the window counts.
+func TestArbitrageChargesTheReplicasAMoveAdded(t *testing.T) {
+	st := storetest.New(t)
+	cols := "id, at, version, workload, action_id, plan_id, status, kind, location, offer, market, replicas, reason, actor, detail"
+	row := func(id, when, kind, reason string, n int) []any {
+		return []any{id, at(when), "1", "chat", id, "p", "applied", kind, "aws-use1", awsSpot, "spot", n, reason, "arbiter", ""}
+	}
+	seed(t, st, "action_updated", cols,
+		row("x0", "08:00", "launch", "demand_up", 1),     // before the window: 0 -> 1
+		row("x1", "10:00", "launch", "cheaper_offer", 3), // 1 -> 3: 2 moved
+		row("x2", "10:10", "drain", "demand_down", 2),
+		row("x3", "10:20", "launch", "cheaper_offer", 4), // 2 -> 4: 2 moved
+		row("x4", "10:30", "launch", "cheaper_offer", 5), // 4 -> 5: 1 moved
+		[]any{"x5p", at("10:40"), "1", "chat", "x5", "p", "proposed", "launch", "aws-use1", awsSpot, "spot", 9, "cheaper_offer", "arbiter", ""},
+	)
+	a, err := arbitrageCost(ctxT(t), st, opts("09:00", "12:00", Location))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 replicas x 100 GB x $0.09/GB; the proposal never applied moves nothing.
+	if a.Moves != 3 || a.MovedReplicas != 5 || math.Abs(a.EgressUSD-45) > 1e-9 {
+		t.Errorf("%d moves of %d replicas, $%.2f egress; want 3 moves of 5 replicas, $45", a.Moves, a.MovedReplicas, a.EgressUSD)
 	}
 }

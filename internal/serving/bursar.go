@@ -61,7 +61,7 @@ func newDirect(env Env, forecast bool, target float64) *direct {
 	p := placement.DefaultPolicy()
 	p.ReactionTime = time.Minute
 	d := &direct{sources: env.Sources, coldStart: env.ColdStart, policy: p, forecast: forecast, target: target, past: env.PastDemand,
-		f:    placement.NewForecaster(24*60, env.ColdStart+1),
+		f:    placement.NewForecaster(24*60, max(env.ColdStart, 1)),
 		live: make([][]launched, len(env.Sources)), history: make([][]placement.Observation, len(env.Sources))}
 	d.f.Replay(env.PastDemand)
 	return d
