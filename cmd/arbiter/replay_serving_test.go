@@ -45,7 +45,7 @@ func TestReplayServingRefusesBadFlags(t *testing.T) {
 		{"negative cold start", []string{"--serving", "--cold-start", "-1m"}, "--cold-start -1m0s"},
 		{"window under a tick", []string{"--serving", "--window", "30s"}, "--window 30s: want at least 1m"},
 		{"missing demand", []string{"--serving", "--demand", "/nonexistent/d.csv"}, "/nonexistent/d.csv"},
-		{"malformed demand", []string{"--serving", "--demand", bad, "--data", sharedDataDir(t)}, bad + ":3: malformed input: minute 2, want 1"},
+		{"malformed demand", []string{"--serving", "--demand", bad, "--data", sharedDataDir(t)}, bad + ":3: malformed input: minute 2 follows minute 0"},
 		{"bad output", []string{"--serving", "-o", "csv"}, "csv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
