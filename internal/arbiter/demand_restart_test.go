@@ -51,7 +51,7 @@ func TestDemandHistoryIsReadBackAtStart(t *testing.T) {
 	var sized [2]float64
 	for i, id := range []string{"first", "second"} {
 		r := h.start(id, nil)
-		eventually(t, "the day's samples are folded", func() bool { return r.SizingRate("svc") > 0 })
+		eventually(t, id+" leads (it follows every input by then)", r.Leading)
 		if err := r.AwaitFolded(context.Background()); err != nil {
 			t.Fatal(err)
 		}
