@@ -19,26 +19,33 @@ const demandStep = time.Minute
 // demandSeason is the forecaster's season: demand follows the day.
 const demandSeason = 24 * time.Hour
 
-// demandSeries is one workload's demand history, as its forecaster holds it.
+// demandSeries is one workload's demand history, as its forecaster holds it. A workload the
+// fleet does not size by throughput (or does not name) gets a series with no forecaster, so its
+// samples cost a map lookup, not a search of the fleet's workloads.
 type demandSeries struct {
+	w    *fleet.Workload
 	open time.Time // start of the step being filled; zero before the first sample
 	f    *placement.Forecaster
 }
 
-// stepDemand closes each of workload w's steps that ended by at, once the sample at at is folded
-// (a sample's rate is what was served since the one before, so it belongs to the step it ends): a
-// closed step's demand is the sum of w's replica rates current at its end, so a replica that
-// stopped reporting drops out after staleAfter and a silent workload reads 0. A gap longer than a
-// season restarts the history at at. It holds tmu.
-func (m *market) stepDemand(w *fleet.Workload, at time.Time) {
-	if !w.SizedByThroughput() {
+// stepDemand closes each of the named workload's steps that ended by at, once the sample at at is
+// folded (a sample's rate is what was served since the one before, so it belongs to the step it
+// ends): a closed step's demand is the sum of the workload's replica rates current at its end, so
+// a replica that stopped reporting drops out after staleAfter and a silent workload reads 0. A gap
+// longer than a season restarts the history at at. It holds tmu.
+func (m *market) stepDemand(workload string, at time.Time) {
+	s := m.series[workload]
+	if s == nil {
+		s = &demandSeries{}
+		if w, ok := m.cfg.Workload(workload); ok && w.SizedByThroughput() {
+			s.w, s.f = w, placement.NewForecaster(placement.Steps(demandSeason, demandStep), placement.Steps(w.ColdStart, demandStep))
+		}
+		m.series[workload] = s
+	}
+	if s.f == nil {
 		return
 	}
-	s := m.series[w.Name]
-	if s == nil {
-		s = &demandSeries{f: placement.NewForecaster(placement.Steps(demandSeason, demandStep), placement.Steps(w.ColdStart, demandStep))}
-		m.series[w.Name] = s
-	}
+	w := s.w
 	step := at.Truncate(demandStep)
 	switch {
 	case s.open.IsZero() || step.Sub(s.open) > demandSeason:
@@ -86,7 +93,7 @@ func (m *market) demandRate(w *fleet.Workload, now time.Time) (rate, mape float6
 	m.tmu.Lock()
 	defer m.tmu.Unlock()
 	rate, ok = m.sumRates(w, now)
-	if s := m.series[w.Name]; s != nil {
+	if s := m.series[w.Name]; s != nil && s.f != nil {
 		expect := s.f.Expect()
 		if target, has := w.AvailabilityTarget(); has {
 			// The forecast's headroom covers all but the target's demand share of its misses.

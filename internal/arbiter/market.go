@@ -224,9 +224,7 @@ func (m *market) tokens(e *events.TokensSample) error {
 		r.at, r.tokens, r.gen, r.requests = e.At, tok, e.GenerationTokens, e.Requests
 	}
 	if m.cfg != nil {
-		if w, ok := m.cfg.Workload(e.Workload); ok {
-			m.stepDemand(w, e.At)
-		}
+		m.stepDemand(e.Workload, e.At)
 	}
 	return bad
 }

@@ -158,7 +158,9 @@ func workload(w *fleet.Workload) placement.Workload {
 		pw.Markets = append(pw.Markets, placement.Market(m))
 	}
 	if w.SizedByThroughput() && len(w.Serving.PerReplica) > 0 {
-		pw.Throughput, pw.RateUnit = w.Rates(), rateUnit[w.Scaling.Metric]
+		// The fleet's own map: the planner only reads it, and a full pass makes this for every
+		// workload.
+		pw.Throughput, pw.RateUnit = w.Serving.PerReplica, rateUnit[w.Scaling.Metric]
 	}
 	pw.AvailabilityTarget, _ = w.AvailabilityTarget()
 	return pw

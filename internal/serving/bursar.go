@@ -37,8 +37,13 @@ type direct struct {
 	target    float64      // availability target, percent; 0: none
 	past      []float64    // the demand before the window
 	live      [][]launched // per source, oldest first
-	history   [][]placement.Observation
-	nextID    int
+	// throughput, models and locations are the workload's rates, GPU models and the sources'
+	// zones: the same at every tick, so built once (newDirect).
+	throughput map[string]float64
+	models     []string
+	locations  []placement.Location
+	history    [][]placement.Observation
+	nextID     int
 	// lastMove is when the planner last moved the workload for price and prevMove the move
 	// before, as the arbiter's book keeps them: a move whose launches all found no capacity moved
 	// nothing, and the cooldown is the previous move's again (internal/arbiter/giveup.go).
@@ -64,6 +69,16 @@ func newDirect(env Env, forecast bool, target float64) *direct {
 		f:    placement.NewForecaster(24*60, max(env.ColdStart, 1)),
 		live: make([][]launched, len(env.Sources)), history: make([][]placement.Observation, len(env.Sources))}
 	d.f.Replay(env.PastDemand)
+	d.throughput = map[string]float64{}
+	zones := map[string]bool{}
+	for _, src := range env.Sources {
+		d.throughput[src.Type] = src.Rate
+		d.models = appendNew(d.models, src.Type)
+		if !zones[src.Zone] {
+			zones[src.Zone] = true
+			d.locations = append(d.locations, placement.Location{ID: src.Zone, Zone: src.Zone})
+		}
+	}
 	return d
 }
 
@@ -143,17 +158,10 @@ func (d *direct) holdsLastMove(moved map[int]bool) bool {
 func (d *direct) snapshot(t int, rate float64, obs *Observation) placement.Snapshot {
 	now := d.at(t)
 	w := placement.Workload{ID: directWorkload, MinReplicas: 1, GPUsPerReplica: 1, RateUnit: "tokens/s",
-		Throughput: map[string]float64{}, DemandRate: rate, LastMoveAt: d.lastMove, AvailabilityTarget: d.target,
-		ColdStart: time.Duration(d.coldStart) * time.Minute}
-	s := placement.Snapshot{}
-	zones := map[string]bool{}
+		Throughput: d.throughput, GPUModels: d.models, DemandRate: rate, LastMoveAt: d.lastMove,
+		AvailabilityTarget: d.target, ColdStart: time.Duration(d.coldStart) * time.Minute}
+	s := placement.Snapshot{Locations: d.locations}
 	for i, src := range d.sources {
-		w.Throughput[src.Type] = src.Rate
-		w.GPUModels = appendNew(w.GPUModels, src.Type)
-		if !zones[src.Zone] {
-			zones[src.Zone] = true
-			s.Locations = append(s.Locations, placement.Location{ID: src.Zone, Zone: src.Zone})
-		}
 		market := placement.MarketOnDemand
 		if src.Spot {
 			market = placement.MarketSpot
