@@ -207,16 +207,20 @@ type keyedUSD struct {
 	usd float64
 }
 
+// arbitrageLookback is how long before it is applied an action's plan is looked for: an action
+// held for approval is applied when a person says so.
+const arbitrageLookback = 30 * 24 * time.Hour
+
 func (a arbitrage) note() string {
 	return fmt.Sprintf("arbitrage cost: %d moves (%d replicas, $%.2f egress of weights, taken off the savings), %d hedging launches",
 		a.Moves, a.MovedReplicas, a.EgressUSD, a.Hedges)
 }
 
 // arbitrageCost counts the window's moves for price and hedges, and the egress of the weights
-// the moves pulled. An action's replicas are what it set its group to, not what it launched: a
-// launch added its count less the group's count after the group's applied action before it (any
-// kind, from before the window too), so a move into a group that already ran replicas is charged
-// only for those it added.
+// the moves pulled. An action.updated's replicas are what the action set its group to, not what
+// it launched: what a launch added is its delta in the plan.decided that proposed it (decided up
+// to arbitrageLookback before the window). A launch whose plan is not in the history is counted
+// at its group's count, as before plan.decided carried deltas.
 func arbitrageCost(ctx context.Context, q Querier, o Options) (arbitrage, error) {
 	rows, err := queryRows[struct {
 		Workload string `json:"workload"`
@@ -225,20 +229,18 @@ func arbitrageCost(ctx context.Context, q Querier, o Options) (arbitrage, error)
 		Reason   string `json:"reason"`
 		Actions  int64  `json:"actions"`
 		Replicas int64  `json:"replicas"`
-	}](ctx, q, fmt.Sprintf(`SELECT workload, location, market, reason, count() AS actions, sum(launched) AS replicas
-		FROM (SELECT workload, location, market, reason, kind, applied_at,
-		        greatest(0, replicas - lagInFrame(replicas, 1, 0) OVER (PARTITION BY workload, location, market
-		          ORDER BY first_at, action_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) AS launched
-		      FROM (SELECT workload, location, argMax(market, at) AS market, action_id, any(reason) AS reason,
-		              any(kind) AS kind, min(at) AS first_at, minIf(at, status = 'applied') AS applied_at,
-		              countIf(status = 'applied') > 0 AS applied, argMax(replicas, at) AS replicas
-		            FROM %s WHERE at < %s AND %s GROUP BY workload, location, action_id)
-		      WHERE applied)
-		WHERE kind = 'launch' AND reason IN ('cheaper_offer', 'hedge') AND applied_at >= %s AND applied_at < %s
+	}](ctx, q, fmt.Sprintf(`SELECT u.workload AS workload, u.location AS location, u.market AS market, u.reason AS reason,
+		    count() AS actions, sum(if(d.action_id = '', u.replicas, d.delta)) AS replicas
+		FROM (SELECT workload, location, argMax(market, at) AS market, action_id, reason, argMax(replicas, at) AS replicas FROM %s
+		      WHERE status = 'applied' AND kind = 'launch' AND reason IN ('cheaper_offer', 'hedge')
+		        AND at >= %s AND at < %s AND %s
+		      GROUP BY workload, action_id, location, reason) AS u
+		LEFT JOIN (SELECT a.id AS action_id, max(a.delta) AS delta FROM %s ARRAY JOIN actions AS a
+		      WHERE at >= %s AND at < %s AND a.kind = 'launch' GROUP BY action_id) AS d ON u.action_id = d.action_id
 		GROUP BY workload, location, market, reason`,
-		q.Table("action_updated"), ms64(o.Window.Until),
+		q.Table("action_updated"), ms64(o.Window.Since), ms64(o.Window.Until),
 		where(o.Filter, map[Dim]string{Workload: "workload", Location: "location", Market: "market"}),
-		ms64(o.Window.Since), ms64(o.Window.Until)))
+		q.Table("plan_decided"), ms64(o.Window.Since.Add(-arbitrageLookback)), ms64(o.Window.Until)))
 	if err != nil {
 		return arbitrage{}, fmt.Errorf("reading applied actions: %w", err)
 	}

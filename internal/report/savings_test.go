@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -69,8 +70,8 @@ func TestSavings(t *testing.T) {
 }
 
 // TestArbitrageChargesTheReplicasAMoveAdded: action.updated carries the count a group was set to,
-// so a move into a group that already ran replicas added only the difference; a group's count
-// before the window counts.
+// so a move into a group that already ran replicas added only what its plan.decided says it
+// launched (its delta).
 func TestArbitrageChargesTheReplicasAMoveAdded(t *testing.T) {
 	st := storetest.New(t)
 	cols := "id, at, version, workload, action_id, plan_id, status, kind, location, offer, market, replicas, reason, actor, detail"
@@ -85,6 +86,12 @@ func TestArbitrageChargesTheReplicasAMoveAdded(t *testing.T) {
 		row("x4", "10:30", "launch", "cheaper_offer", 5), // 4 -> 5: 1 moved
 		[]any{"x5p", at("10:40"), "1", "chat", "x5", "p", "proposed", "launch", "aws-use1", awsSpot, "spot", 9, "cheaper_offer", "arbiter", ""},
 	)
+	plan := func(id, when string, delta int) []any {
+		return []any{"d" + id, at(when), "1", "chat", "p" + id,
+			fmt.Sprintf("[('%s','launch','aws-use1','%s','spot',0,%d,'cheaper_offer',false)]", id, awsSpot, delta)}
+	}
+	seed(t, st, "plan_decided", "id, at, version, workload, plan_id, actions",
+		plan("x1", "10:00", 2), plan("x3", "10:20", 2), plan("x4", "10:30", 1), plan("x5", "10:40", 9))
 	a, err := arbitrageCost(ctxT(t), st, opts("09:00", "12:00", Location))
 	if err != nil {
 		t.Fatal(err)
