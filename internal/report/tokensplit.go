@@ -2,6 +2,7 @@ package report
 
 import (
 	"maps"
+	"math"
 	"slices"
 )
 
@@ -54,10 +55,13 @@ func attribute(toks []tokenUse, us []Usage, rate func(workload, gpu string) floa
 		}
 	}
 	weight := func(u Usage) float64 {
+		// Replica-hours to the millisecond: the rollup sums them as floats in whatever order its
+		// parts merge, and noise below that must not move a token between two runs' shares.
+		h := math.Round(u.ReplicaHours*3.6e6) / 3.6e6
 		if r := rate(u.Workload, u.GPU); r > 0 {
-			return u.ReplicaHours * r
+			return h * r
 		}
-		return u.ReplicaHours
+		return h
 	}
 	var out []tokenShare
 	for _, t := range toks {
