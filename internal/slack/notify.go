@@ -23,6 +23,7 @@ type chatAPI interface {
 	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slack.MsgOption) (string, string, string, error)
 	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slack.MsgOption) (string, error)
 	GetUserGroupMembersContext(ctx context.Context, group string, options ...slack.GetUserGroupMembersOption) ([]string, error)
+	GetUserByEmailContext(ctx context.Context, email string) (*slack.User, error)
 }
 
 var _ chatAPI = (*slack.Client)(nil)
