@@ -81,9 +81,13 @@ func (a *Approvals) slackUser(ctx context.Context, who string) (string, error) {
 	if !strings.Contains(who, "@") {
 		return who, nil
 	}
+	users, ok := a.api.(userLookup)
+	if !ok {
+		return "", fmt.Errorf("no slack to resolve the e-mail %s; give the Slack user id instead: %w", who, ErrNotApprover)
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	u, err := a.api.GetUserByEmailContext(ctx, who)
+	u, err := users.GetUserByEmailContext(ctx, who)
 	var serr slack.SlackErrorResponse
 	switch {
 	case errors.As(err, &serr) && serr.Err == "users_not_found":

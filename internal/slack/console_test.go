@@ -181,3 +181,19 @@ func TestOpenListsPendingRequests(t *testing.T) {
 		t.Error("Open hands out the request's own slices")
 	}
 }
+
+// TestConsoleEmailWithoutSlack: approvals running without a Slack (a stand-in that cannot look
+// users up) refuse an e-mail and say to give the user id, which still works.
+func TestConsoleEmailWithoutSlack(t *testing.T) {
+	r := newRig(t)
+	offline := struct{ chatAPI }{r.approvals.api} // the chat calls only: no users.lookupByEmail
+	r.approvals.api = offline
+	ask(t, r, "plan-1", "U0APPROVER")
+	err := r.approvals.DecideAs(context.Background(), "plan-1", true, "ana@example.com")
+	if !errors.Is(err, ErrNotApprover) || !strings.Contains(err.Error(), "Slack user id") {
+		t.Fatalf("err = %v, want a refusal saying to give the Slack user id", err)
+	}
+	if err := r.approvals.DecideAs(context.Background(), "plan-1", true, "U0APPROVER"); err != nil {
+		t.Fatalf("by user id: %v", err)
+	}
+}

@@ -23,8 +23,16 @@ type chatAPI interface {
 	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slack.MsgOption) (string, string, string, error)
 	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slack.MsgOption) (string, error)
 	GetUserGroupMembersContext(ctx context.Context, group string, options ...slack.GetUserGroupMembersOption) ([]string, error)
+}
+
+// userLookup is the part of slack-go's client that resolves a console identity given as an
+// e-mail (users.lookupByEmail). It is apart from chatAPI so that a stand-in without a Slack
+// (no e-mail can be resolved there) needs nothing more.
+type userLookup interface {
 	GetUserByEmailContext(ctx context.Context, email string) (*slack.User, error)
 }
+
+var _ userLookup = (*slack.Client)(nil)
 
 var _ chatAPI = (*slack.Client)(nil)
 
