@@ -182,6 +182,9 @@ func (r Request) checkHistory() error {
 		return fmt.Errorf("by: %s has one row per %s and groups by nothing; filter instead (filter: {\"workload\": [...]})",
 			r.Report, map[string]string{"decisions": "plan", "holds": "hold", "fleet": "workload, location, GPU type and market"}[r.Report])
 	}
+	if (r.Report == "decisions" || r.Report == "holds") && (len(r.Filter[GPU]) > 0 || len(r.Filter[Team]) > 0 && r.Fleet == nil) {
+		return fmt.Errorf("filter: %s filters by workload, location, market, provider and region; a plan's actions name no GPU type (and a team needs the fleet)", r.Report)
+	}
 	if r.Plan == "" {
 		return nil
 	}
@@ -246,7 +249,9 @@ func Run(ctx context.Context, q Querier, r Request) (*Result, error) {
 		return Reconcile(ctx, q, o)
 	case "jobs":
 		return Jobs(ctx, q, JobOptions{Options: o, Jobs: r.Jobs, Teams: r.Teams})
-	case "decisions", "holds", "fleet":
+	case "decisions":
+		return Decisions(ctx, q, o, r.Plan)
+	case "holds", "fleet":
 		return nil, fmt.Errorf("report %s: not yet", r.Report)
 	}
 	return RunNamed(ctx, q, r.Report, o)

@@ -44,6 +44,7 @@ func TestDecodeRequestRefusesMalformed(t *testing.T) {
 		{"plan with a quote", `{"report":"decisions",` + okWindow + `,"plan":"a' OR 1=1"}`, "plan \"a' OR 1=1\": want a plan id"},
 		{"plan too long", `{"report":"holds",` + okWindow + `,"plan":"` + strings.Repeat("a", 65) + `"}`, "at most 64"},
 		{"plan not a string", `{"report":"holds",` + okWindow + `,"plan":1}`, "decoding the request"},
+		{"gpu filter on decisions", `{"report":"decisions",` + okWindow + `,"filter":{"gpu":["H100-80GB"]}}`, "a plan's actions name no GPU type"},
 		{"holds filter dimension", `{"report":"holds",` + okWindow + `,"filter":{"plan":["x"]}}`, `filter: unknown dimension "plan"`},
 		{"too big", `{"report":"` + strings.Repeat("x", maxRequestBytes) + `"}`, "at most"},
 	}
