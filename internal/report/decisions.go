@@ -70,9 +70,13 @@ func (p *plan) last(action string) (actionStep, bool) {
 }
 
 // loadPlans reads the plans decided in the window (newest first, at most maxPlans, and whether
-// there were more) with every step of their actions, the launches given up included.
-func loadPlans(ctx context.Context, q Querier, o Options, planID string) ([]*plan, bool, error) {
+// there were more) with every step of their actions, the launches given up included; only those
+// that needed approval when held.
+func loadPlans(ctx context.Context, q Querier, o Options, planID string, held bool) ([]*plan, bool, error) {
 	conds := []string{where(o.Filter, map[Dim]string{Workload: "workload"})}
+	if held {
+		conds = append(conds, "pd.needs_approval")
+	}
 	if planID != "" {
 		conds = append(conds, "plan_id = "+lit(planID))
 	}
@@ -84,7 +88,7 @@ func loadPlans(ctx context.Context, q Querier, o Options, planID string) ([]*pla
 	ps, err := queryRows[*plan](ctx, q, fmt.Sprintf(`SELECT workload, plan_id, toUnixTimestamp64Milli(min(at)) AS at_ms,
 		any(usd_per_hour_before) AS before, any(usd_per_hour_after) AS after, max(needs_approval) AS needs_approval,
 		any(actions) AS plan_actions
-		FROM %s WHERE at >= %s AND at < %s AND %s
+		FROM %s AS pd WHERE at >= %s AND at < %s AND %s
 		GROUP BY workload, plan_id ORDER BY at_ms DESC, workload, plan_id LIMIT %d`,
 		q.Table("plan_decided"), ms64(o.Window.Since), ms64(o.Window.Until), strings.Join(conds, " AND "), maxPlans+1))
 	if err != nil {
@@ -260,7 +264,7 @@ func (p *plan) details() ActionDetails {
 // Decisions is the arbiter's plans in the window, newest first, each with its reasons, the cost
 // before and after, what became of its actions, and the event that caused it.
 func Decisions(ctx context.Context, q Querier, o Options, planID string) (*Result, error) {
-	ps, more, err := loadPlans(ctx, q, o, planID)
+	ps, more, err := loadPlans(ctx, q, o, planID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -281,10 +285,12 @@ func Decisions(ctx context.Context, q Querier, o Options, planID string) (*Resul
 			"actions_detail": p.details()})
 	}
 	if more {
-		res.Notes = append(res.Notes, fmt.Sprintf("the newest %d plans only: narrow the window or filter by workload", maxPlans))
+		res.Notes = append(res.Notes, moreNote)
 	}
 	return res, nil
 }
+
+var moreNote = fmt.Sprintf("the newest %d plans only: narrow the window or filter by workload", maxPlans)
 
 // msTime is a time in milliseconds as RFC 3339, or "" for none.
 func msTime(ms int64) string {

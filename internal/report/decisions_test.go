@@ -192,3 +192,51 @@ func TestDecisionsFilters(t *testing.T) {
 		})
 	}
 }
+
+func TestHolds(t *testing.T) {
+	st := decisionHistory(t)
+	seed(t, st, "plan_decided", "id, at, version, workload, plan_id, actions, usd_per_hour_before, usd_per_hour_after, needs_approval",
+		planRow("p6", "09:10", "chat", 4, 6, true, "a8 launch aws-use1 "+awsSpot+" spot 1 demand_up true"),
+		planRow("p7", "09:20", "chat", 6, 8, true, "a9 launch aws-use1 "+awsSpot+" spot 1 demand_up true"))
+	seed(t, st, "action_updated", "id, at, version, workload, action_id, plan_id, status, kind, location, offer, market, "+
+		"replicas, reason, actor, detail",
+		stepRow(20, "09:10", "chat", "p6", "a8", "awaiting_approval", "launch", "aws-use1", awsSpot, "demand_up", "bursar", "over budget"),
+		stepRow(21, "09:14", "chat", "p6", "a8", "approved", "launch", "aws-use1", awsSpot, "demand_up", "U123", ""),
+		stepRow(22, "09:14", "chat", "p6", "a8", "applied", "launch", "aws-use1", awsSpot, "demand_up", "arbiter/a", ""),
+		stepRow(23, "09:20", "chat", "p7", "a9", "awaiting_approval", "launch", "aws-use1", awsSpot, "demand_up", "bursar", ""),
+		stepRow(24, "09:25", "chat", "p7", "a9", "rejected", "launch", "aws-use1", awsSpot, "demand_up", "U456", ""))
+	res, err := Holds(ctxT(t), st, opts("09:00", "12:00"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"p4 batch pending actor= decided_at= held_at=2026-11-30T11:50:00Z usd_per_hour_change=-4",
+		"p3 chat timed_out actor=timeout decided_at=2026-11-30T11:45:00Z held_at=2026-11-30T11:30:00Z usd_per_hour_change=4",
+		"p7 chat rejected actor=U456 decided_at=2026-11-30T09:25:00Z held_at=2026-11-30T09:20:00Z usd_per_hour_change=2",
+		"p6 chat approved actor=U123 decided_at=2026-11-30T09:14:00Z held_at=2026-11-30T09:10:00Z usd_per_hour_change=2",
+	}
+	var got []string
+	for _, r := range res.Rows {
+		got = append(got, fmt.Sprintf("%s %s %s actor=%s decided_at=%s held_at=%s usd_per_hour_change=%v", r["plan_id"], r["workload"],
+			r["status"], r["actor"], r["decided_at"], r["held_at"], r["usd_per_hour_change"]))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "approvers") {
+		t.Errorf("notes %q: want one saying approvers are not recorded", res.Notes)
+	}
+	// The holds' figures are the decisions' own.
+	dec, err := Decisions(ctxT(t), st, opts("09:00", "12:00"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Rows {
+		for _, d := range dec.Rows {
+			if d["plan_id"] == h["plan_id"] && (d["usd_per_hour_before"] != h["usd_per_hour_before"] || d["usd_per_hour_after"] != h["usd_per_hour_after"]) {
+				t.Errorf("plan %s: holds %v -> %v, decisions %v -> %v", h["plan_id"], h["usd_per_hour_before"], h["usd_per_hour_after"],
+					d["usd_per_hour_before"], d["usd_per_hour_after"])
+			}
+		}
+	}
+}

@@ -251,7 +251,9 @@ func Run(ctx context.Context, q Querier, r Request) (*Result, error) {
 		return Jobs(ctx, q, JobOptions{Options: o, Jobs: r.Jobs, Teams: r.Teams})
 	case "decisions":
 		return Decisions(ctx, q, o, r.Plan)
-	case "holds", "fleet":
+	case "holds":
+		return Holds(ctx, q, o, r.Plan)
+	case "fleet":
 		return nil, fmt.Errorf("report %s: not yet", r.Report)
 	}
 	return RunNamed(ctx, q, r.Report, o)
