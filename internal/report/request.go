@@ -254,7 +254,7 @@ func Run(ctx context.Context, q Querier, r Request) (*Result, error) {
 	case "holds":
 		return Holds(ctx, q, o, r.Plan)
 	case "fleet":
-		return nil, fmt.Errorf("report %s: not yet", r.Report)
+		return Fleet(ctx, q, o)
 	}
 	return RunNamed(ctx, q, r.Report, o)
 }
