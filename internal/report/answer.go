@@ -17,7 +17,7 @@ type Answer struct {
 	Title    string       `json:"title"`
 	Window   AnswerWindow `json:"window"`
 	Currency string       `json:"currency"`
-	// Basis is estimated or billed for the reports that take one (cost, tokens, savings), else
+	// Basis is estimated or billed for the reports that take one (cost, tokens, savings, jobs), else
 	// empty.
 	Basis   string    `json:"basis,omitempty"`
 	Notes   []string  `json:"notes"`
@@ -35,7 +35,7 @@ type AnswerWindow struct {
 }
 
 // basisReports are the reports whose figures have a basis (Request.Basis).
-var basisReports = []string{"cost", "tokens", "savings"}
+var basisReports = []string{"cost", "tokens", "savings", "jobs"}
 
 // NewAnswer is the answer to req whose result is res.
 func NewAnswer(req Request, res *Result) Answer {

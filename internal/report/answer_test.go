@@ -61,7 +61,7 @@ func TestNewAnswerFields(t *testing.T) {
 		wantJSON string
 	}{
 		{
-			name:     "no rows is an empty list, no basis outside cost, tokens and savings",
+			name:     "no rows is an empty list, no basis outside cost, tokens, savings and jobs",
 			req:      NewRequest("idle", o),
 			res:      &Result{Title: "Idle"},
 			wantJSON: `{"report":"idle","title":"Idle","window":{"since":"2026-11-30T09:00:00Z","until":"2026-11-30T12:00:00Z"},"currency":"USD","notes":[],"columns":[],"rows":[]}`,

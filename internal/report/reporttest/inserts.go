@@ -17,7 +17,8 @@ const (
 	tokensH  = 2       // the last hours whose tokens are counters (tokens.sample), not the rollup
 )
 
-// inserts are the estate's tables in the order written. Rows the recorder would write as events
+// inserts are the estate's tables in the order written. Every series reports its replica.state
+// at one instant, as the arbiter reports a group's offers together (fleetstate.go). Rows the recorder would write as events
 // (replica.state, tokens.sample) go through the rollups' materialized views, as they would
 // arrive; the rollups' older hours are written to the rollups directly.
 func (e Estate) inserts(st *store.Store) []insert {
@@ -35,7 +36,7 @@ func (e Estate) inserts(st *store.Store) []insert {
 			st.Table("cost_hourly"), d0/1000, price("h"), n, n, cols, n*hours)},
 		{"replica_state", fmt.Sprintf(`INSERT INTO %s (id, at, version, workload, location, provider, market, offer, gpu_model,
 			gpus_per_replica, usd_per_hour, desired, ready, prev_at, prev_ready, prev_usd_per_hour)
-			SELECT lower(hex(sipHash128('estate.replica', s))), fromUnixTimestamp64Milli(toInt64(%d - 30000 + s %% 1000), 'UTC') AS t,
+			SELECT lower(hex(sipHash128('estate.replica', s))), fromUnixTimestamp64Milli(toInt64(%d - 30000), 'UTC') AS t,
 				'1', workload, location, provider, market, offer, gpu, 8, %s, ready + (s %% 7 = 0), ready, t, 0, 0
 			FROM (SELECT number AS s, %s FROM numbers(%d))`,
 			st.Table("replica_state"), endMS, price(fmt.Sprint(hours-1)), cols, n)},
