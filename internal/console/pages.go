@@ -62,11 +62,11 @@ type decisionsView struct {
 	Windows          []string
 	Workloads        []string
 	Decisions        report.Answer
-	Days             []day
+	Days             []mtokDay
 }
 
-// day is one day's $/Mtok of a workload, from the tokens report over that day.
-type day struct {
+// mtokDay is one day's $/Mtok of a workload, from the tokens report over that day.
+type mtokDay struct {
 	Date   string
 	Answer report.Answer
 	Err    string
@@ -94,7 +94,7 @@ func (s *Server) decisionsPage(w http.ResponseWriter, r *http.Request) {
 
 // days runs the tokens report for workload over each of the seven days up to until, oldest
 // first, so a rise shows beside the days before it.
-func (s *Server) days(r *http.Request, workload, until string) []day {
+func (s *Server) days(r *http.Request, workload, until string) []mtokDay {
 	end, err := time.Parse(time.RFC3339, until)
 	if err != nil {
 		return nil
@@ -103,7 +103,7 @@ func (s *Server) days(r *http.Request, workload, until string) []day {
 	if t, _ := time.Parse(time.RFC3339, until); t.After(end) {
 		end = end.Add(24 * time.Hour) // include the day until falls in
 	}
-	out := make([]day, 7)
+	out := make([]mtokDay, 7)
 	var wg sync.WaitGroup
 	for i := range out {
 		since := end.AddDate(0, 0, i-7)
