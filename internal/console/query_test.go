@@ -12,7 +12,7 @@ import (
 
 func TestParseQuery(t *testing.T) {
 	tests := []struct {
-		name, report, query string
+		name, report, query  string
 		wantSince, wantUntil time.Time
 		wantBy               []report.Dim
 		wantFilter           report.Filter
