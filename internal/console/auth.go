@@ -88,7 +88,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.key.encode(ss), Path: "/", Expires: ss.Expires,
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.key.encode(ss), Path: "/", MaxAge: int(sessionTTL.Seconds()),
 		HttpOnly: true, Secure: r.TLS != nil || s.access.tls != nil, SameSite: http.SameSiteStrictMode})
 	s.log.Info("console login", "who", who)
 	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)

@@ -106,7 +106,7 @@ func testFleet() *fleet.Config {
 }
 
 func testPolicy() budget.Policy {
-	p := budget.Policy{Name: "monthly", Scope: budget.Scope{}, Period: budget.Month, Limit: 1000, Currency: "USD",
+	p := budget.Policy{Name: "monthly", Scope: budget.Scope{All: true}, Period: budget.Month, Limit: 1000, Currency: "USD",
 		Thresholds: []budget.Threshold{{At: budget.Level{Value: 80, Percent: true}, On: budget.Actual, Action: budget.Notify}}}
 	p.Normalize()
 	return p
@@ -231,3 +231,6 @@ func (f *fixture) answer(t *testing.T, name string, q url.Values) report.Answer 
 	}
 	return a
 }
+
+// storetestNew is an empty store.
+func storetestNew(t *testing.T) *store.Store { return storetest.New(t) }
