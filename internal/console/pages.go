@@ -1,11 +1,14 @@
 package console
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/cli"
 	"github.com/bursar-dev/bursar/internal/report"
 )
 
@@ -39,6 +42,33 @@ type fleetView struct {
 	Windows []string
 	Fleet   report.Answer
 	Tokens  section
+	// Mtok has one row per workload in the fleet or the tokens report: its tokens row, if any.
+	Mtok []workloadMtok
+}
+
+// workloadMtok is a workload's row of the tokens report by workload; Row is nil when it served
+// no tokens in the window, and the page still links to its decisions.
+type workloadMtok struct {
+	Workload string
+	Row      cli.Row
+}
+
+// mtokRows lists every workload of the fleet and of the tokens report, in name order.
+func mtokRows(fl report.Answer, tok section) []workloadMtok {
+	rows := map[string]cli.Row{}
+	for _, r := range fl.Rows {
+		rows[cell(r, "workload")] = nil
+	}
+	for _, r := range tok.Answer.Rows {
+		rows[cell(r, "workload")] = r
+	}
+	out := make([]workloadMtok, 0, len(rows))
+	for _, w := range slices.Sorted(maps.Keys(rows)) {
+		if w != "" {
+			out = append(out, workloadMtok{Workload: w, Row: rows[w]})
+		}
+	}
+	return out
 }
 
 // fleetPage is GET /: the fleet now. Its table refreshes from /api/v1/fleet.
@@ -53,7 +83,8 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 	tq.Set("aggregate", "workload")
 	tq.Del("plan")
 	tok, err := s.run(r, "tokens", tq)
-	s.page(w, r, http.StatusOK, "fleet", fleetView{Window: q.Get("window"), Windows: windows, Fleet: fl, Tokens: sectionOf("tokens", tok, err)})
+	ts := sectionOf("tokens", tok, err)
+	s.page(w, r, http.StatusOK, "fleet", fleetView{Window: q.Get("window"), Windows: windows, Fleet: fl, Tokens: ts, Mtok: mtokRows(fl, ts)})
 }
 
 // decisionsView is the decisions page: the timeline, and for one workload its $/Mtok by day.

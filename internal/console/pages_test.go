@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -46,14 +47,20 @@ func TestPagesShowTheReportsFigures(t *testing.T) {
 	tests := []struct {
 		path    string
 		reports map[string]url.Values
-		cols    []string
+		cols    map[string][]string // the columns the page shows, by report; all when none
 	}{
 		{"/", map[string]url.Values{"fleet": q("window=24h")}, nil},
-		{"/decisions?window=7d", map[string]url.Values{"decisions": q("window=7d")},
-			[]string{"at", "plan_id", "workload", "usd_per_hour_before", "usd_per_hour_after", "outcome", "cause_kind"}},
-		{"/decisions/p-reclaim-1", map[string]url.Values{"decisions": q("window=30d&plan=p-reclaim-1")},
-			[]string{"at", "plan_id", "workload", "reasons", "usd_per_hour_before", "usd_per_hour_after", "outcome",
-				"cause_kind", "cause_id", "cause_at", "cause_detail"}},
+		{"/?window=yesterday", map[string]url.Values{"fleet": q("window=yesterday"), "tokens": q("window=yesterday&aggregate=workload")},
+			map[string][]string{"tokens": {"workload", "usd_per_m_tokens", "tokens", "usd"}}},
+		{"/decisions?workload=chat&window=yesterday", map[string]url.Values{
+			"tokens":    q("since=2026-11-29&until=2026-11-30&aggregate=workload&filter=workload:chat"),
+			"decisions": q("window=yesterday&filter=workload:chat")},
+			map[string][]string{"tokens": {"usd_per_m_tokens", "tokens", "usd"}, "decisions": {"plan_id", "outcome"}}},
+		{"/decisions?window=7d", map[string]url.Values{"decisions": q("window=7d")}, map[string][]string{
+			"decisions": {"at", "plan_id", "workload", "usd_per_hour_before", "usd_per_hour_after", "outcome", "cause_kind"}}},
+		{"/decisions/p-reclaim-1", map[string]url.Values{"decisions": q("window=30d&plan=p-reclaim-1")}, map[string][]string{
+			"decisions": {"at", "plan_id", "workload", "reasons", "usd_per_hour_before", "usd_per_hour_after", "outcome",
+				"cause_kind", "cause_id", "cause_at", "cause_detail"}}},
 		{"/approvals", map[string]url.Values{"holds": q("window=7d")}, nil},
 		{"/budgets", map[string]url.Values{"budget": q("")}, nil},
 		{"/costs?window=7d&aggregate=workload", map[string]url.Values{"cost": q("window=7d&aggregate=workload"),
@@ -67,7 +74,7 @@ func TestPagesShowTheReportsFigures(t *testing.T) {
 				t.Fatalf("GET %s: %d\n%s", tt.path, status, page)
 			}
 			for name, rq := range tt.reports {
-				wantFigures(t, page, f.answer(t, name, rq), tt.cols...)
+				wantFigures(t, page, f.answer(t, name, rq), tt.cols[name]...)
 			}
 		})
 	}
@@ -140,6 +147,12 @@ func TestThreeClicks(t *testing.T) {
 	status, plan := get(t, c, f.ts.URL+href)
 	if status != 200 || !strings.Contains(plan, `data-test="cause"`) || !strings.Contains(plan, "rc-1") {
 		t.Fatalf("click 2 (%s): %d; want the plan with its cause, the reclaim notice rc-1\n%s", href, status, plan)
+	}
+	a := f.answer(t, "decisions", url.Values{"window": {"30d"}, "plan": {"p-reclaim-1"}})
+	for _, d := range detail(a.Rows[0], "actions_detail") {
+		if want := fmt.Sprintf(`<td data-col="status">%s</td>`, d["status"]); !strings.Contains(plan, want) {
+			t.Errorf("the plan's page does not show its action's status %q", d["status"])
+		}
 	}
 }
 
