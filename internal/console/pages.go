@@ -211,6 +211,10 @@ type costsView struct {
 	Titles            map[string]string
 }
 
+// idleDims are the dimensions the idle report groups by: GPU samples are kept by location,
+// node and GPU.
+var idleDims = []string{"location", "provider", "region", "gpu"}
+
 // costTitles head the costs page's sections.
 var costTitles = map[string]string{"cost": "Cost", "savings": "Savings against on-demand", "tokens": "Cost per million tokens",
 	"idle": "Idle GPU cost", "jobs": "Jobs: deadlines and progress"}
@@ -231,12 +235,17 @@ func (s *Server) costsPage(w http.ResponseWriter, r *http.Request) {
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			nq := cloneValues(q)
-			if name == "jobs" {
+			nq, note := cloneValues(q), ""
+			switch {
+			case name == "jobs":
 				nq.Del("aggregate") // one row per job
+			case name == "idle" && !slices.Contains(idleDims, q.Get("aggregate")):
+				nq.Set("aggregate", "location,gpu")
+				note = "by location and GPU: GPU samples know where they ran, not the workload, team or market"
 			}
 			a, err := s.run(r, name, nq)
 			out[i] = sectionOf(name, a, err)
+			out[i].Note = note
 		})
 	}
 	wg.Wait()

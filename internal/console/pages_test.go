@@ -73,6 +73,9 @@ func TestPagesShowTheReportsFigures(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("GET %s: %d\n%s", tt.path, status, page)
 			}
+			if i := strings.Index(page, `class="error"`); i >= 0 {
+				t.Errorf("GET %s shows an error: %s", tt.path, page[i:min(len(page), i+300)])
+			}
 			for name, rq := range tt.reports {
 				wantFigures(t, page, f.answer(t, name, rq), tt.cols[name]...)
 			}

@@ -159,6 +159,8 @@ type section struct {
 	Name   string
 	Answer report.Answer
 	Err    string
+	// Note says how the page asked for it, where that differs from the page's choice.
+	Note string
 }
 
 // sectionOf wraps an answer or its error.
