@@ -57,6 +57,9 @@ type view struct {
 func (s *Server) page(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	c, _ := s.identify(r)
 	v := view{Title: titles[name], Nav: name, Who: c.Who, CSRF: c.CSRF, Path: r.URL.RequestURI(), Data: data}
+	if r.Method != http.MethodGet { // after a refused POST, log in to come back to the page, not the POST's path
+		v.Path = pagePaths[name]
+	}
 	var b strings.Builder
 	if err := s.pages[name].ExecuteTemplate(&b, "layout", v); err != nil {
 		s.log.Error("console page failed to render", "page", name, "err", err)
@@ -68,6 +71,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, status int, name s
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(b.String()))
 }
+
+// pagePaths are where each page is read, for the login link after a POST; "" reads as /.
+var pagePaths = map[string]string{"decisions": "/decisions", "decision": "/decisions", "approvals": "/approvals",
+	"budgets": "/budgets", "costs": "/costs"}
 
 var titles = map[string]string{"fleet": "Fleet", "decisions": "Decisions", "decision": "Decision", "approvals": "Approvals",
 	"budgets": "Budgets", "costs": "Costs", "login": "Log in", "error": "Error"}
