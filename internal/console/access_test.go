@@ -1,9 +1,11 @@
 package console
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -178,4 +180,48 @@ func selfSigned(t *testing.T) (cert, key string) {
 		t.Fatal(err)
 	}
 	return cert, key
+}
+
+func TestServeOverTLS(t *testing.T) {
+	cert, key := selfSigned(t)
+	dir := t.TempDir()
+	s, err := New(Options{Reports: report.Local{}, Access: Access{Addr: "0.0.0.0:0", DataDir: dir, TLSCert: cert, TLSKey: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	token, _ := IssueToken(dir, "U0APPROVER")
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // the test's own certificate
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	base := "https://" + ln.Addr().String()
+	req, _ := http.NewRequest(http.MethodPost, base+"/login", strings.NewReader("token="+token))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ck := resp.Cookies(); resp.StatusCode != http.StatusSeeOther || len(ck) != 1 || !ck[0].Secure {
+		t.Errorf("login over TLS: %d, cookies %+v; want 303 and a Secure cookie", resp.StatusCode, ck)
+	}
+	if resp.Header.Get("Strict-Transport-Security") == "" {
+		t.Error("no Strict-Transport-Security under TLS")
+	}
+	if resp, err := http.Get("http://" + ln.Addr().String() + "/login"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest { // Go's TLS server says "HTTP request to an HTTPS server"
+			t.Errorf("plain HTTP on the TLS listener: %d, want 400", resp.StatusCode)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after its context ended: %v", err)
+	}
 }

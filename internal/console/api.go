@@ -87,7 +87,7 @@ func (s *Server) apiOpen(w http.ResponseWriter, r *http.Request) {
 
 // apiDecide is POST /api/v1/holds/{plan}/approve or /reject.
 func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
-	d, status, err := s.decide(r)
+	d, status, err := s.decide(w, r)
 	if err != nil {
 		writeJSON(w, status, apiErr{Error: err.Error()})
 		return
@@ -104,8 +104,8 @@ type decision struct {
 
 // decide checks who may decide and asks the approvals to. Nothing changes when it returns an
 // error; the status says why (403 not allowed, 409 no longer pending).
-func (s *Server) decide(r *http.Request) (decision, int, error) {
-	r.Body = http.MaxBytesReader(nil, r.Body, 4096)
+func (s *Server) decide(w http.ResponseWriter, r *http.Request) (decision, int, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	plan, verdict := r.PathValue("plan"), r.PathValue("verdict")
 	if verdict != "approve" && verdict != "reject" {
 		return decision{}, http.StatusNotFound, fmt.Errorf("%s: want approve or reject", verdict)

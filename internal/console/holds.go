@@ -69,7 +69,7 @@ func (s *Server) showApprovals(w http.ResponseWriter, r *http.Request, status in
 // decideForm is POST /approvals/{plan}/{approve|reject} from the page's buttons: it decides and
 // goes back to the page, which says what happened or why nothing did.
 func (s *Server) decideForm(w http.ResponseWriter, r *http.Request) {
-	d, status, err := s.decide(r)
+	d, status, err := s.decide(w, r)
 	if err != nil {
 		r.URL.RawQuery = ""
 		s.showApprovals(w, r, status, "", err.Error())
