@@ -126,7 +126,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (decision, int, 
 	switch {
 	case errors.Is(err, ErrNotApprover):
 		return decision{}, http.StatusForbidden, fmt.Errorf("%s was not recorded: %w", verdict, err)
-	case errors.Is(err, ErrNotPending):
+	case errors.Is(err, ErrNotPending), errors.Is(err, ErrTimedOut):
 		return decision{}, http.StatusConflict, fmt.Errorf("%s was not recorded: %w", verdict, err)
 	case err != nil:
 		return decision{}, http.StatusBadGateway, fmt.Errorf("%s was not recorded: %w", verdict, err)

@@ -15,8 +15,8 @@ type Approvals interface {
 	// Open lists the holds pending now.
 	Open() []Hold
 	// Decide approves or rejects plan as who (a Slack user id, or an e-mail Slack resolves). Its
-	// errors wrap ErrNotApprover or ErrNotPending when the decision was refused and nothing
-	// changed.
+	// errors wrap ErrNotApprover, ErrNotPending or ErrTimedOut when the decision was refused and
+	// nothing changed.
 	Decide(ctx context.Context, plan string, approve bool, who string) error
 }
 
@@ -38,6 +38,8 @@ var (
 	ErrNotApprover = errors.New("not an approver of this plan")
 	// ErrNotPending: the plan is no longer waiting (decided already, timed out, or unknown).
 	ErrNotPending = errors.New("the plan is not pending approval")
+	// ErrTimedOut: the hold's deadline passed before this decision; no answer in time is no.
+	ErrTimedOut = errors.New("the hold's deadline passed")
 )
 
 // listed reports whether who is named among the hold's approvers. The page offers Approve and

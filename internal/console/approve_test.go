@@ -165,6 +165,7 @@ func TestRefusedDecisionSaysWhy(t *testing.T) {
 	}{
 		{fmt.Errorf("plan p-held-2: %w: decided by U0OTHER at 11:40", ErrNotPending), http.StatusConflict},
 		{fmt.Errorf("U0APPROVER: %w", ErrNotApprover), http.StatusForbidden},
+		{fmt.Errorf("plan p-held-2: deadline 2026-11-30T12:50:00Z passed: %w", ErrTimedOut), http.StatusConflict},
 	} {
 		f := newFixture(t, history(t), nil)
 		f.appr.err = tt.err

@@ -46,7 +46,8 @@
 // (cookie, proxy header) must come from this console's origin (Origin, else Referer) and carry the
 // session's CSRF token (form field csrf, or header X-CSRF-Token); a forged POST gets 403 and
 // changes nothing. A refused decision (not an approver, no longer pending, past its deadline)
-// changes nothing and says why: 403 or 409 with the reason in the API, the same text on the page.
+// changes nothing and says why: 403 (ErrNotApprover) or 409 (ErrNotPending, ErrTimedOut) with the
+// reason in the API, the same text on the page.
 //
 // # Stable test hooks
 //
