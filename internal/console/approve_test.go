@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -175,7 +176,7 @@ func TestRefusedDecisionSaysWhy(t *testing.T) {
 		_, page := get(t, c, f.ts.URL+"/approvals")
 		csrf := csrfOf(t, page)
 		status, page := f.post(t, c, "/approvals/p-held-2/approve", url.Values{"csrf": {csrf}}, nil)
-		if status != tt.wantStatus || !strings.Contains(page, `data-test="decision-error"`) || !strings.Contains(page, tt.err.Error()) {
+		if status != tt.wantStatus || !strings.Contains(page, `data-test="decision-error"`) || !strings.Contains(html.UnescapeString(page), tt.err.Error()) {
 			t.Errorf("%v: page %d; want %d saying why", tt.err, status, tt.wantStatus)
 		}
 		status, body := f.post(t, c, "/api/v1/holds/p-held-2/approve", nil, map[string]string{"X-CSRF-Token": csrf})
