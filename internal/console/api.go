@@ -121,7 +121,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (decision, int, 
 	if s.o.Approvals == nil {
 		return decision{}, http.StatusForbidden, errors.New("this console shows holds read-only: approve in Slack or on the arbiter's console")
 	}
-	err := s.o.Approvals.Decide(r.Context(), plan, verdict == "approve", c.Who)
+	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second) // Slack resolves an e-mail, the decision is published
+	defer cancel()
+	err := s.o.Approvals.Decide(ctx, plan, verdict == "approve", c.Who)
 	s.log.Info("console decision", "plan", plan, "verdict", verdict, "who", c.Who, "via", c.Via, "err", err)
 	switch {
 	case errors.Is(err, ErrNotApprover):
