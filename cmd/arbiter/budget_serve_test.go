@@ -22,7 +22,7 @@ func TestArbiterRunWithoutFleetAnswersBudgetWrites(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runRoot(ctx, nil, "--data-dir", dir, "--log-level", "error", "run", "--listen", addr, "--metrics-listen", "", "--no-history")
+		done <- runRoot(ctx, nil, "--data-dir", dir, "--log-level", "error", "run", "--listen", addr, "--metrics-listen", "", "--console-listen", "", "--no-history")
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	var out bytes.Buffer

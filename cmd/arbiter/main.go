@@ -29,7 +29,7 @@ With no --nats URL, "arbiter run" starts an embedded NATS server with JetStream 
 	root.AddCommand(newRunCmd(g), newRecordCmd(g), newReplayCmd())
 	root.AddCommand(newConfigCmd(), newStatusCmd(g))
 	root.AddCommand(newBudgetCmd(g), newJobCmd(g))
-	root.AddCommand(newDemoCmd(g))
+	root.AddCommand(newDemoCmd(g), newConsoleCmd(g))
 	cli.DocumentEnv(root)
 	return root
 }

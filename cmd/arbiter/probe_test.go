@@ -22,7 +22,7 @@ func TestRunProbesFollowTheBus(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- runRoot(ctx, nil, "--nats", env.URL, "--log-level", "error", "run", "--identity", id,
-				"--config", "../../examples/demo/bursar.yaml", "--no-history", "--metrics-listen", addr, "--lease-ttl", "2s")
+				"--config", "../../examples/demo/bursar.yaml", "--no-history", "--metrics-listen", addr, "--console-listen", "", "--lease-ttl", "2s")
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 		bases = append(bases, "http://"+addr)
@@ -52,7 +52,7 @@ func TestRunProbesFollowTheBus(t *testing.T) {
 func TestRunStreamReplicasReachJetStream(t *testing.T) {
 	env := bustest.Start(t)
 	err := runRoot(context.Background(), nil, "--nats", env.URL, "--log-level", "error", "run", "--no-history",
-		"--metrics-listen", "", "--stream-replicas", "3", "--config", "../../examples/demo/bursar.yaml")
+		"--metrics-listen", "", "--console-listen", "", "--stream-replicas", "3", "--config", "../../examples/demo/bursar.yaml")
 	if err == nil || !strings.Contains(err.Error(), "with --stream-replicas 3") {
 		t.Fatalf("arbiter run --stream-replicas 3 on one server = %v, want an error naming the flag", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/console"
 	fleetfile "github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/health"
 	"github.com/bursar-dev/bursar/internal/recorder"
@@ -42,6 +43,7 @@ type runOptions struct {
 	ttlDays       int
 	slackListen   string
 	stale         alert.Thresholds
+	console       console.Access
 }
 
 func newRunCmd(g *cli.Globals) *cobra.Command {
@@ -61,6 +63,9 @@ stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkStale(o.stale); err != nil {
+				return err
+			}
+			if err := checkConsole(o.console); err != nil {
 				return err
 			}
 			log, err := g.Logger(cmd.ErrOrStderr())
@@ -83,6 +88,7 @@ stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 	f.DurationVar(&o.stale.Prices, "stale-prices", alert.DefaultPriceStale, "Slack alert when a price source (per source and provider) publishes nothing for this long. "+
 		"The collector publishes only changed prices, and every offer at its snapshot (collector.yaml snapshot, default every 6h): keep this above the snapshot interval. 0 turns the alert off")
 	f.DurationVar(&o.stale.Telemetry, "stale-telemetry", alert.DefaultTelemetryStale, "Slack alert when a location's GPU samples or token counters stop for this long; 0 turns the alert off")
+	console.BindFlags(f, &o.console, console.DefaultArbiterListen)
 	f.Float64Var(&o.stale.Fill, "stream-fill-alert", bus.DefaultFillAlert, "Slack alert when a stream or bucket holds this share of its byte limit (metric bursar_stream_fill_ratio); 0 turns the alert off")
 	return cmd
 }
@@ -117,9 +123,12 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	defer inf.Close()
 	reg.MustRegister(bus.NewFillCollector(inf.JS))
 	var group run.Group
+	web := consoleOptions{Access: o.console}
+	web.Access.DataDir = g.DataDir
 	checks := []health.Check{health.NATS(inf.Conn), health.Streams(inf.JS, bus.Market, bus.Telemetry, bus.Fleet)}
 	if st := inf.Store; st != nil {
 		checks = append(checks, health.Store(st), health.Recorder(reg, health.RecorderGrace, time.Now))
+		web.Reports = report.Local{Q: st}
 		addContext(&group, ctx, inf.Recorder.Run)
 		if g.ClickHouse == "" { // this process owns the embedded store: answer report's queries
 			addContext(&group, ctx, func(ctx context.Context) error {
@@ -151,12 +160,16 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 			return err
 		}
 		reg.MustRegister(system.SpendMetrics(sys.Budgets))
+		web.Fleet, web.Policies, web.Approvals = cfg, sys.Budgets.Policies, sys.Approvals()
 		addContext(&group, ctx, sys.Run)
 		checks = append(checks, health.Check{Name: "arbiter", Run: sys.Ready})
 	}
 	addContext(&group, ctx, func(ctx context.Context) error {
 		return health.Serve(ctx, o.metricsListen, reg, checks, log)
 	})
+	if err := serveConsole(&group, ctx, web, log); err != nil {
+		return err
+	}
 	log.Info("arbiter running; stop with Ctrl-C or SIGTERM")
 	return group.Run()
 }

@@ -46,7 +46,7 @@ func TestSecondRunOnADataDirIsRefused(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runRoot(ctx, nil, "--data-dir", dir, "--log-level", "error", "run", "--listen", addr, "--metrics-listen", "", "--no-history")
+		done <- runRoot(ctx, nil, "--data-dir", dir, "--log-level", "error", "run", "--listen", addr, "--metrics-listen", "", "--console-listen", "", "--no-history")
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	budget := func(args ...string) (string, error) {
@@ -68,7 +68,7 @@ func TestSecondRunOnADataDirIsRefused(t *testing.T) {
 			sdone := make(chan error, 1)
 			go func() {
 				sdone <- runRoot(sctx, nil, append([]string{"--data-dir", dir, "--log-level", "error", "run", "--listen", second,
-					"--metrics-listen", ""}, flags...)...)
+					"--metrics-listen", "", "--console-listen", ""}, flags...)...)
 			}()
 			var err error
 			select {

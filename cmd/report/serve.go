@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/console"
+	"github.com/bursar-dev/bursar/internal/fleet"
 	"github.com/bursar-dev/bursar/internal/health"
 	"github.com/bursar-dev/bursar/internal/report"
 	islack "github.com/bursar-dev/bursar/internal/slack"
@@ -22,6 +24,7 @@ type serveOptions struct {
 	schedule, reports, period, by, fleetFile string
 	metricsListen                            string
 	once, dryRun                             bool
+	console                                  console.Access
 }
 
 // newServeCmd is `report serve`: named reports on a cron schedule, posted to Slack. --once posts
@@ -41,7 +44,8 @@ scheduler of your own, such as a Kubernetes CronJob, instead of keeping serve up
 them now and prints what would be posted, without Slack.
 
 On its schedule, serve answers /metrics, /livez and /readyz on --metrics-listen; it is ready
-while the history its reports read can be opened.`,
+while the history its reports read can be opened. With --console-listen it also serves the web
+console (docs/console.md) on that history, read-only, as report console does.`,
 		Example: `  report serve --schedule "0 9 * * MON" --report cost,savings,tokens --period 7d --fleet bursar.yaml
   report serve --once --report cost,savings --period 7d     # one run, posted: a CronJob's command
   report serve --dry-run --report cost,idle                 # run now and print instead of posting`,
@@ -58,6 +62,7 @@ while the history its reports read can be opened.`,
 	f.StringVar(&o.fleetFile, "fleet", "bursar.yaml", "fleet file (savings needs it)")
 	f.BoolVar(&o.once, "once", false, "run the reports now, post them to Slack and exit (for a CronJob)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "run the reports now and print what would be posted; needs no Slack")
+	console.BindFlags(f, &o.console, "")
 	f.StringVar(&o.metricsListen, "metrics-listen", "127.0.0.1:9466", "address of the Prometheus /metrics endpoint and the /livez and /readyz probes while serve runs on its schedule; empty to disable")
 	return cmd
 }
@@ -110,13 +115,13 @@ func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
 	if err := checkSlackToken(cmd.Context(), log); err != nil {
 		return err
 	}
-	return schedule(cmd, g, s, o.metricsListen)
+	return schedule(cmd, g, s, o, fl)
 }
 
 // schedule runs s on its schedule beside the probes and metrics endpoint. Ready means the
 // reports' history can be opened now (its owner answers over NATS, or the store opens), which
 // is what the next run will need.
-func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, addr string) error {
+func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, o serveOptions, fl *fleet.Config) error {
 	reg := cli.NewRegistry()
 	s.Metrics = report.NewServeMetrics(reg)
 	history := health.Check{Name: "history", Run: func(ctx context.Context) error {
@@ -129,7 +134,15 @@ func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, addr stri
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	var group run.Group
-	group.Add(func() error { return health.Serve(ctx, addr, reg, []health.Check{history}, s.Log) }, func(error) { cancel() })
+	group.Add(func() error { return health.Serve(ctx, o.metricsListen, reg, []health.Check{history}, s.Log) }, func(error) { cancel() })
+	if o.console.Addr != "" {
+		serve, closeFn, err := consolePart(ctx, cmd, g, o.console, fl)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		group.Add(func() error { return serve(ctx) }, func(error) { cancel() })
+	}
 	group.Add(func() error { return s.Start(ctx, func() time.Time { return time.Now().UTC() }) }, func(error) { cancel() })
 	return group.Run()
 }

@@ -102,6 +102,9 @@ func (b *Budgets) Position() ([]budget.Status, []budget.Interval) {
 	return b.gate.Statuses(), b.ledger.Running()
 }
 
+// Policies returns the budget policies in force, as the store holds them now.
+func (b *Budgets) Policies() []budget.Policy { return b.gate.Policies() }
+
 // Ready waits until the policies are loaded and the ledger has replayed the spend so far, so the
 // first plan is judged on them. Start the arbiter's Service after it.
 func (b *Budgets) Ready(ctx context.Context) error {

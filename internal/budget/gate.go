@@ -137,6 +137,13 @@ func (g *Gate) SetPolicies(ps []Policy) {
 	g.policies = slices.Clone(ps)
 }
 
+// Policies returns the policies in force.
+func (g *Gate) Policies() []Policy {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.policies)
+}
+
 // Restore seeds the alert tracker with alerts already published this period.
 func (g *Gate) Restore(alerts []*events.BudgetAlert) {
 	g.mu.Lock()

@@ -56,6 +56,13 @@ type access struct {
 // Errors the option checks give; New wraps them with the option at fault.
 var errNeedsTLS = errors.New("needs TLS")
 
+// Check checks a console's access settings as New does, so that a program refuses bad flags
+// before it opens anything else.
+func (a Access) Check() error {
+	_, err := newAccess(a)
+	return err
+}
+
 // newAccess checks a, refusing any non-loopback address without TLS.
 func newAccess(a Access) (*access, error) {
 	out := &access{Access: a}

@@ -53,6 +53,7 @@ func (s *System) budgets(o Options) (*arbiter.Budgets, error) {
 			"but nobody can be asked to approve; actions held for approval are rejected when their timeout passes")
 	}
 	approvals := slack.NewApprovals(api, sc.Channel, bus.NewPublisher(ao.JS), now, log)
+	s.approvals = approvals
 	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: ao.Config, JS: ao.JS, Approvals: SlackApprovals{approvals},
 		Clock: ao.Clock, Log: log, OnAlert: onAlert,
 		// The service is built after the budgets and before anything runs: it reports for both.

@@ -42,10 +42,13 @@ type Options struct {
 type System struct {
 	Service *arbiter.Service
 	Budgets *arbiter.Budgets
-	parts   []func(context.Context) error
-	log     *slog.Logger
-	js      jetstream.JetStream // for Ready
-	running atomic.Bool         // the service runs (Run or Start got past the budgets)
+	// approvals are the held plans' questions, asked in Slack and answered there or in the
+	// console (Approvals).
+	approvals *slack.Approvals
+	parts     []func(context.Context) error
+	log       *slog.Logger
+	js        jetstream.JetStream // for Ready
+	running   atomic.Bool         // the service runs (Run or Start got past the budgets)
 
 	standBy bool
 	stop    context.CancelFunc // set by Start
@@ -84,6 +87,9 @@ func New(ctx context.Context, o Options) (*System, error) {
 	}
 	return s, nil
 }
+
+// Approvals is the console's side of the held plans' questions: the ones Slack asks.
+func (s *System) Approvals() ConsoleApprovals { return ConsoleApprovals{A: s.approvals} }
 
 // Run runs every part and the service on their own timers until ctx ends; the service starts
 // once the budgets have loaded, so its first plan is judged on them.
