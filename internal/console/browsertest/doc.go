@@ -1,0 +1,17 @@
+// Package browsertest drives a real headless Chromium through the console in tests, against a
+// history recorded by the demo.
+//
+// A test binary that uses it calls Main from its TestMain: one browser serves the whole binary
+// (it starts on first use and stops after the tests), and each test gets a fresh tab in a browser
+// context of its own (NewTab), so cookies and sessions never leak between tests. DemoHistory runs
+// the demo once per binary and hands every test the same recorded history.
+//
+// The browser is found as BURSAR_CHROMIUM, chromium or chromium-browser on PATH. Without one the
+// tests skip, naming `apt-get install chromium`; with BURSAR_REQUIRE_BROWSER=1 (set by .ci/run)
+// they fail instead, so CI never passes by skipping them. Screenshots go to BURSAR_SCREENSHOTS,
+// or testdata/screenshots beside the test (ignored by git).
+//
+// The demo opens the process's one embedded ClickHouse itself (libchdb keeps the first data path
+// for the life of the process), so a binary that uses DemoHistory must not open another store
+// first: it cannot share a binary with tests that call storetest.Main.
+package browsertest
