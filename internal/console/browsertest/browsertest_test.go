@@ -69,7 +69,7 @@ func staticSite() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>start</title><h1 data-test="title">Fleet</h1>
-<table data-test="rows"><tr><th>workload</th><th>$/h</th></tr><tr><td>chat</td><td>1.25</td></tr><tr><td>embed</td><td>0.50</td></tr></table>
+<table data-test="rows"><thead><tr><th>workload</th><th>$/h</th></tr></thead><tbody><tr><td>chat</td><td data-col="usd_per_hour">1.25</td></tr><tr><td>embed</td><td data-col="usd_per_hour">0.50</td></tr></tbody></table>
 <a data-test="next" href="/next">next</a>
 <form data-test="form" method="post" action="/echo"><input name="who"><input type="hidden" name="csrf" value="c1"><button>send</button></form>`)
 	})
@@ -95,6 +95,10 @@ func TestStaticPage(t *testing.T) {
 	rows := tab.Rows(TestSel("rows"))
 	if want := [][]string{{"workload", "$/h"}, {"chat", "1.25"}, {"embed", "0.50"}}; fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Errorf("rows %q, want %q", rows, want)
+	}
+	table := tab.Table(TestSel("rows"))
+	if want := []map[string]string{{"workload": "chat", "usd_per_hour": "1.25"}, {"workload": "embed", "usd_per_hour": "0.50"}}; fmt.Sprint(table) != fmt.Sprint(want) {
+		t.Errorf("table %v, want %v (cells by data-col, else by header)", table, want)
 	}
 	if tab.Has(TestSel("where")) {
 		t.Error("the second page's paragraph is on the first")

@@ -118,6 +118,21 @@ func (p *Tab) Rows(sel string) [][]string {
 		jsString(sel))))
 }
 
+// Table reads the body rows of the table that matches sel as a person reads them: each row's
+// cells by column, the column being the cell's data-col attribute, else its header's text. Rows
+// without td cells (headers) are left out.
+func (p *Tab) Table(sel string) []map[string]string {
+	p.t.Helper()
+	p.do("waiting for "+sel, chromedp.WaitReady(chromedp.CSS(sel)))
+	return run(p, "reading the table "+sel, chromedp.Evaluate[[]map[string]string](fmt.Sprintf(`(() => {
+	const table = document.querySelector(%s);
+	const heads = Array.from(table.querySelectorAll("thead th"), h => h.innerText.trim());
+	return Array.from(table.querySelectorAll("tbody tr"))
+		.filter(r => r.querySelector("td"))
+		.map(r => Object.fromEntries(Array.from(r.cells, (c, i) => [c.dataset.col || heads[i] || String(i), c.innerText.trim()])));
+})()`, jsString(sel))))
+}
+
 // Attr is the attribute name of the first element that matches sel ("" when it has none).
 func (p *Tab) Attr(sel, name string) string {
 	p.t.Helper()
