@@ -17,11 +17,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/store/storetest"
 )
 
-// DemoEnd is when the demo's replayed trace ends in the recorded history: a fixed time, so every
-// run records the same figures at the same times (the demo's default, the start of this hour,
-// would move them). Give the console a clock at or after it.
-var DemoEnd = time.Date(2026, 3, 2, 18, 0, 0, 0, time.UTC)
-
 // DemoLength is how much of the demo's trace is replayed: all of it (about 10h45m), which takes
 // seconds on the demo's virtual clock and gives every page reclaims, moves and tokens to show.
 const DemoLength time.Duration = 0
@@ -32,7 +27,7 @@ type History struct {
 	Store   *store.Store
 	Fleet   *fleet.Config // the demo's fleet (examples/demo/bursar.yaml)
 	Start   time.Time     // when the replayed trace starts
-	End     time.Time     // DemoEnd
+	End     time.Time     // the start of the day the tests run (UTC): the history is yesterday's
 	Demo    *demo.Result  // what the demo printed
 	DataDir string        // the demo's data directory (its markdown report and charts under report/)
 }
@@ -67,7 +62,13 @@ func DemoHistory(t testing.TB) *History {
 	return history.h
 }
 
-// recordDemo runs the demo with its data under a fresh directory and its ClickHouse files under
+// recordDemo runs the demo, its trace ending at the start of today (UTC) so that its history is
+// yesterday's: a console on the real clock shows it under window=yesterday, and its session
+// cookies expire in the browser's real time (a console on a clock set in the past would hand out
+// cookies the browser drops at once). The demo's own default, the start of this hour, would move
+// the history within the day and split it over two days after midnight.
+//
+// It runs with its data under a fresh directory and its ClickHouse files under
 // hist (the process's one embedded store directory), then reopens the store it wrote, read-only.
 // demo.Run closes the engine when it ends, and the same process may open it again at the same path.
 func recordDemo(hist string) (*History, error) {
@@ -86,8 +87,9 @@ func recordDemo(hist string) (*History, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), demoTimeout)
 	defer cancel()
 	const db = "browsertest_demo"
+	end := time.Now().UTC().Truncate(24 * time.Hour)
 	res, err := demo.Run(ctx, demo.Options{Dir: dir, DataDir: history.dataDir, HistoryDir: hist, Database: db,
-		Length: DemoLength, End: DemoEnd})
+		Length: DemoLength, End: end})
 	if err != nil {
 		return nil, fmt.Errorf("running the demo: %w", err)
 	}
@@ -127,4 +129,14 @@ func repoRoot() (string, error) {
 		}
 		dir = up
 	}
+}
+
+// Now is a clock for a console over h: the real time, held at the last second of the day after
+// the history, so a test that runs over midnight still finds the history under "yesterday".
+func (h *History) Now() time.Time {
+	now := time.Now().UTC()
+	if last := h.End.Add(24*time.Hour - time.Second); now.After(last) {
+		return last
+	}
+	return now
 }
