@@ -2,6 +2,7 @@ package arbiter
 
 import (
 	"log/slog"
+	"math"
 
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
@@ -43,6 +44,47 @@ func (a *announcer) announceBy(rec Record, workload string, st events.ActionStat
 	// the same fact.
 	e.ID = events.ID(&events.ActionUpdated{Workload: workload, ActionID: rec.Target.ActionID, Status: st})
 	a.publish(e, "action", rec.Target.ActionID)
+	a.tell(rec, workload, st, actor, detail)
+}
+
+// tell logs, at INFO, a step that is an action's outcome, one line each: what a person watching
+// the log wants to see (what it did, to which workload, where, why, and what it does to the cost
+// per hour), where the events are the audit trail. Other steps (proposed, approved) and retries
+// are not outcomes and stay quiet.
+func (a *announcer) tell(rec Record, workload string, st events.ActionStatus, actor, detail string) {
+	msg, ok := outcome(rec, st)
+	if !ok {
+		return
+	}
+	t := rec.Target
+	attrs := []any{"workload", workload, "kind", t.Kind, "replicas", t.Replicas, "location", t.Location,
+		"offer", t.Offer, "market", marketOr(t.Market), "reason", t.Reason,
+		"usd_per_hour_change", math.Round(rec.CostPerHour*1e4) / 1e4, "action", t.ActionID, "plan", rec.PlanID}
+	if actor != a.actor {
+		attrs = append(attrs, "by", actor)
+	}
+	if detail != "" {
+		attrs = append(attrs, "detail", detail)
+	}
+	a.log.Info(msg, attrs...)
+}
+
+// outcome names the step st of rec when it is an outcome: applied, failed, held for an approval,
+// rejected, or a launch given up (the retire recorded for a launch that got no capacity).
+func outcome(rec Record, st events.ActionStatus) (string, bool) {
+	switch {
+	case st == events.ActionApplied:
+		return "action applied", true
+	case st == events.ActionFailed:
+		return "action failed", true
+	case st == events.ActionAwaitingApproval:
+		return "action held for approval", true
+	case st == events.ActionRejected:
+		return "action rejected", true
+	case st == events.ActionProposed && rec.Target.Reason == ReasonLaunchFailed:
+		return "launch given up", true
+	}
+	return "", false
 }
 
 func marketOr(m events.Market) events.Market {

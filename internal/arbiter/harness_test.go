@@ -1,6 +1,7 @@
 package arbiter_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -63,6 +64,7 @@ type harness struct {
 	clock *clock
 	sim   *sim.Fleet
 	pub   *bus.Publisher
+	log   *slog.Logger // the arbiters' log; nil discards it
 }
 
 func newHarness(t *testing.T, yaml string) *harness {
@@ -111,7 +113,7 @@ func (h *harness) start(id string, tweak func(*arbiter.Options)) *running {
 func (h *harness) startOn(id string, nc *nats.Conn, js jetstream.JetStream, tweak func(*arbiter.Options)) *running {
 	h.t.Helper()
 	o := arbiter.Options{Config: h.cfg, JS: js, Actuator: actuate.Router{"a": h.sim, "b": h.sim},
-		Log: slog.New(slog.DiscardHandler), Clock: h.clock, Identity: id, LeaseTTL: time.Second,
+		Log: cmp.Or(h.log, slog.New(slog.DiscardHandler)), Clock: h.clock, Identity: id, LeaseTTL: time.Second,
 		Policy:   placement.Policy{MaxHedge: -1},
 		Debounce: time.Hour, Interval: time.Hour, ReportEvery: time.Hour}
 	if tweak != nil {

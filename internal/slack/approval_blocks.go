@@ -98,7 +98,16 @@ func withStyle(b *slack.ButtonBlockElement, s slack.Style) *slack.ButtonBlockEle
 	return b
 }
 
+// outcome is the line that replaces the buttons once decided; a decision taken outside Slack
+// says where (the audit's detail).
 func outcome(d *Decision, restored bool) string {
+	if d.Actor != "timeout" && d.Detail != "" {
+		return decidedLine(d, restored) + " (" + escape(d.Detail) + ")"
+	}
+	return decidedLine(d, restored)
+}
+
+func decidedLine(d *Decision, restored bool) string {
 	switch {
 	case restored && d.Status == events.ActionApproved:
 		return fmt.Sprintf(":leftwards_arrow_with_hook: *Gone back* by %s at %s", mention(d.Actor), when(d.At))

@@ -36,6 +36,7 @@ var (
 	ErrNotApprover = errors.New("user is not an approver of this plan")
 	ErrNoPending   = errors.New("no approval is pending for this plan (decided, timed out or unknown)")
 	ErrNotAButton  = errors.New("interaction is not a Bursar approval button")
+	ErrTimedOut    = errors.New("the request timed out before this answer (no answer in time is no)")
 )
 
 // Request asks for a person's approval of a plan.
@@ -237,24 +238,35 @@ func (a *Approvals) Handle(ctx context.Context, cb slack.InteractionCallback) er
 		return fmt.Errorf("plan %s, button %s: %w", id, act.ActionID, ErrNotAButton)
 	}
 	a.locate(p, cb)
-	if !a.now().Before(p.deadline) { // past its deadline, not yet swept: no answer in time is no
-		a.expire(ctx, id, p)
+	err := a.answer(ctx, id, p, approve, user, "")
+	switch {
+	case errors.Is(err, ErrTimedOut):
 		a.tell(ctx, cb, timedOut(p.req))
-		return fmt.Errorf("plan %s: %w", id, ErrNoPending)
+	case errors.Is(err, ErrNotApprover):
+		a.tell(ctx, cb, "Only the budget's approvers can decide on this plan.")
+	case err != nil && !errors.Is(err, ErrNoPending):
+		a.tell(ctx, cb, "Bursar could not apply this decision here; nothing changed. Try again in a minute.")
+	}
+	return err
+}
+
+// answer applies user's answer to request id, pending as p: the rules a Slack click and the
+// console share. Past its deadline the request is timed out (rejected now if the sweep has not
+// come by: no answer in time is no); a listed approver's answer decides it (first decision wins);
+// anyone else's changes nothing. detail goes to the audit trail with the decision.
+func (a *Approvals) answer(ctx context.Context, id string, p *pending, approve bool, user, detail string) error {
+	if !a.now().Before(p.deadline) {
+		a.expire(ctx, id, p)
+		return fmt.Errorf("plan %s: deadline %s passed: %w", id, p.deadline.UTC().Format(time.RFC3339), ErrTimedOut)
 	}
 	if !a.mayApprove(ctx, p.req.Approvers, user) {
-		a.tell(ctx, cb, "Only the budget's approvers can decide on this plan.")
 		return fmt.Errorf("plan %s, user %s: %w", id, user, ErrNotApprover)
 	}
 	status := events.ActionRejected
 	if approve {
 		status = events.ActionApproved
 	}
-	err := a.decide(ctx, id, status, user, "")
-	if err != nil && !errors.Is(err, ErrNoPending) {
-		a.tell(ctx, cb, "Bursar could not apply this decision here; nothing changed. Try again in a minute.")
-	}
-	return err
+	return a.decide(ctx, id, status, user, detail)
 }
 
 // Sweep rejects every request whose timeout passed: no answer in time means no.

@@ -25,6 +25,15 @@ type chatAPI interface {
 	GetUserGroupMembersContext(ctx context.Context, group string, options ...slack.GetUserGroupMembersOption) ([]string, error)
 }
 
+// userLookup is the part of slack-go's client that resolves a console identity given as an
+// e-mail (users.lookupByEmail). It is apart from chatAPI so that a stand-in without a Slack
+// (no e-mail can be resolved there) needs nothing more.
+type userLookup interface {
+	GetUserByEmailContext(ctx context.Context, email string) (*slack.User, error)
+}
+
+var _ userLookup = (*slack.Client)(nil)
+
 var _ chatAPI = (*slack.Client)(nil)
 
 // Alert is something worth telling the channel: a text for notifications and Block Kit blocks.

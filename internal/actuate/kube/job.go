@@ -30,9 +30,11 @@ func (t target) getJob(ctx context.Context) (*batchv1.Job, error) {
 }
 
 // scaleJob starts (replicas ≥ 1) or suspends (0) the Job, or marks it for a checkpoint, on a
-// fresh read after a conflict.
-func (t target) scaleJob(ctx context.Context, tg actuate.Target, now time.Time) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+// fresh read after a conflict. It returns what it changed.
+func (t target) scaleJob(ctx context.Context, tg actuate.Target, now time.Time) (change, error) {
+	var c change
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c = change{}
 		j, err := t.getJob(ctx)
 		if err != nil {
 			return err
@@ -42,16 +44,19 @@ func (t target) scaleJob(ctx context.Context, tg actuate.Target, now time.Time) 
 				j.Annotations = map[string]string{}
 			}
 			j.Annotations[AnnotationCheckpoint] = now.UTC().Format(time.RFC3339)
+			c = change{uid: j.UID, checkpoint: true}
 		} else {
 			suspend := tg.Replicas < 1
 			if j.Spec.Suspend != nil && *j.Spec.Suspend == suspend {
 				return nil
 			}
+			c = change{uid: j.UID, from: jobDesired(j), to: min(tg.Replicas, 1)}
 			j.Spec.Suspend = &suspend
 		}
 		_, err = t.client.BatchV1().Jobs(t.namespace).Update(ctx, j, metav1.UpdateOptions{})
 		return err
 	})
+	return c, err
 }
 
 // jobDesired is 1 for a running Job, 0 for a suspended one.

@@ -4,13 +4,15 @@
 // objects (named in bursar.yaml), so each market is scaled on its own. Observe also lists the
 // objects' pods and reads their nodes, so the arbiter learns which cloud instances each group runs
 // on and which pods got no node: its identity needs get and update on deployments/scale (or
-// statefulsets/scale), get on deployments (statefulsets), list on pods and get on nodes.
+// statefulsets/scale), get on deployments (statefulsets), list on pods and get on nodes, and
+// create on events: each change is recorded as an Event on the object changed (events.go).
 package kube
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -37,8 +39,11 @@ type Options struct {
 	// NodeWait is how long an Unschedulable pod may wait for a node before it counts as pending
 	// for want of capacity, where a location's node_wait does not say (default DefaultNodeWait).
 	NodeWait time.Duration
-	// Now is the clock the wait is measured on (default time.Now).
+	// Now is the clock the wait is measured on, and the Events' time (default time.Now).
 	Now func() time.Time
+	// Log takes what goes wrong beside a call, such as an Event that could not be recorded
+	// (default slog.Default()).
+	Log *slog.Logger
 }
 
 var (
@@ -53,6 +58,9 @@ func New(cfg *fleet.Config, clients map[string]kubernetes.Interface, opts Option
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
 	}
 	return &Actuator{cfg: cfg, clients: clients, opts: opts}
 }
@@ -121,11 +129,18 @@ func (a *Actuator) Scale(ctx context.Context, t actuate.Target) error {
 	}
 	switch {
 	case tg.isJob():
-		return a.explain(t.Group, tg, tg.scaleJob(ctx, t, a.opts.Now()))
+		c, err := tg.scaleJob(ctx, t, a.opts.Now())
+		if err != nil {
+			return a.explain(t.Group, tg, err)
+		}
+		a.record(ctx, tg, t, c)
+		return nil
 	case t.Kind == actuate.KindCheckpoint:
 		return nil // only a job checkpoints; a serving workload has nothing to save
 	}
+	var c change
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c = change{}
 		s, err := tg.getScale(ctx)
 		if err != nil {
 			return err
@@ -133,10 +148,15 @@ func (a *Actuator) Scale(ctx context.Context, t actuate.Target) error {
 		if s.Spec.Replicas == int32(t.Replicas) {
 			return nil
 		}
+		c = change{uid: s.UID, from: int(s.Spec.Replicas), to: t.Replicas}
 		s.Spec.Replicas = int32(t.Replicas)
 		return tg.updateScale(ctx, s)
 	})
-	return a.explain(t.Group, tg, err)
+	if err != nil {
+		return a.explain(t.Group, tg, err)
+	}
+	a.record(ctx, tg, t, c)
+	return nil
 }
 
 // Desired reads the object's desired replicas.

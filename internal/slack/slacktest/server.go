@@ -34,6 +34,7 @@ type Server struct {
 	mu       sync.Mutex
 	messages []Message
 	groups   map[string][]string
+	users    map[string]string // e-mail -> user id
 	failNext map[string]string // method -> Slack error code
 	seq      int
 	live     map[string]bool // channel/ts of posted messages
@@ -58,13 +59,14 @@ func New(tb testing.TB, token string) *Server {
 
 // Start starts a server that accepts token outside a test (the soak's Slack); Close stops it.
 func Start(token string) *Server {
-	s := &Server{Token: token, groups: map[string][]string{}, failNext: map[string]string{},
+	s := &Server{Token: token, groups: map[string][]string{}, users: map[string]string{}, failNext: map[string]string{},
 		live: map[string]bool{}, changed: make(chan struct{}, 1), done: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat.postMessage", s.post)
 	mux.HandleFunc("POST /api/chat.update", s.update)
 	mux.HandleFunc("POST /api/chat.postEphemeral", s.ephemeral)
 	mux.HandleFunc("POST /api/usergroups.users.list", s.groupMembers)
+	mux.HandleFunc("POST /api/users.lookupByEmail", s.lookupByEmail)
 	mux.HandleFunc("POST /api/apps.connections.open", s.connectionsOpen)
 	mux.HandleFunc("GET /link", s.socket)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { reply(w, slackErr("unknown_method")) })
