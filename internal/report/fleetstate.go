@@ -30,6 +30,10 @@ type groupState struct {
 	Offers []string `json:"offers"`
 	GPUs   []string `json:"gpus"`
 	Readys []int64  `json:"readys"`
+	// Desireds and Prices are each offer's desired count and price per replica-hour, in the same
+	// order.
+	Desireds []int64   `json:"desireds"`
+	Prices   []float64 `json:"prices"`
 	// Before says the state was reported before the window's start (it is the group's state at
 	// the start).
 	Before bool `json:"before"`
@@ -53,18 +57,19 @@ func fleetStates(ctx context.Context, q Querier, f Filter, since, end time.Time)
 	rs := q.Table("replica_state")
 	cond := where(f, map[Dim]string{Workload: "workload", Location: "location", Provider: "provider", Market: "market"})
 	rows, err := queryRows[groupState](ctx, q, fmt.Sprintf(`SELECT workload, location, market, provider, at_ms, ready,
-		desired, offers, gpus, readys, before FROM (
+		desired, offers, gpus, readys, desireds, prices, before FROM (
 		SELECT *, lagInFrame(sig, 1, toUInt64(0)) OVER (PARTITION BY workload, location, market ORDER BY at_ms
 			ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS prev_sig
 		FROM (
 			SELECT workload, location, market, any(prov) AS provider, toUnixTimestamp64Milli(at) AS at_ms,
 				toInt64(sum(r)) AS ready, toInt64(sum(d)) AS desired,
 				groupArray(offer) AS offers, groupArray(gpu) AS gpus, groupArray(r) AS readys,
+				groupArray(d) AS desireds, groupArray(p) AS prices,
 				toBool(at < %[2]s) AS before,
 				cityHash64(arraySort(groupArray((offer, gpu, r, d)))) AS sig
 			FROM (
 				SELECT workload, location, market, offer, at, any(provider) AS prov, any(gpu_model) AS gpu,
-					max(ready) AS r, max(desired) AS d
+					max(ready) AS r, max(desired) AS d, max(usd_per_hour) AS p
 				FROM %[1]s
 				WHERE %[4]s AND ((at >= %[2]s AND at < %[3]s) OR (workload, location, market, at) IN (
 					SELECT workload, location, market, max(at) FROM %[1]s WHERE at < %[2]s AND %[4]s

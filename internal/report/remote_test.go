@@ -73,6 +73,8 @@ func requests(t *testing.T) []Request {
 			r.By = nil
 		case "jobs":
 			r.By, r.Jobs, r.Teams = nil, []string{"ft-a", "ft-b"}, []string{"research"}
+		case "decisions", "holds", "fleet":
+			r.By = nil
 		}
 		out = append(out, r)
 	}

@@ -46,11 +46,17 @@ type Request struct {
 	// Jobs and Teams are jobs' --job and --team: the jobs to keep (all when empty).
 	Jobs  []string `json:"jobs,omitempty"`
 	Teams []string `json:"teams,omitempty"`
+	// Plan keeps one plan (its plan id) in decisions and holds.
+	Plan string `json:"plan,omitempty"`
 }
 
 // Reports are the reports a Request can name: Named (those a schedule runs) plus budget, focus
-// and reconcile.
-var Reports = append(slices.Clone(Named), "budget", "focus", "reconcile")
+// and reconcile, and the console's views of what the arbiter did (History).
+var Reports = append(append(slices.Clone(Named), "budget", "focus", "reconcile"), History...)
+
+// History are the reports of the arbiter's decisions and the fleet they left: one row per plan,
+// per hold, per group of replicas. They take filters but no grouping (by).
+var History = []string{"decisions", "holds", "fleet"}
 
 // Limits on a request, so one caller cannot make the owner decode or run without bound.
 const (
@@ -127,6 +133,9 @@ func (r Request) Validate() error {
 	if err := checkNames(map[string][]string{"jobs": r.Jobs, "teams": r.Teams}); err != nil {
 		return err
 	}
+	if err := r.checkHistory(); err != nil {
+		return err
+	}
 	return r.checkNumbers()
 }
 
@@ -162,6 +171,30 @@ func checkDims(by []Dim, f Filter) error {
 	}
 	if n > maxFilterValues {
 		return fmt.Errorf("filter: %d values, at most %d", n, maxFilterValues)
+	}
+	return nil
+}
+
+// checkHistory checks the parameters of History's reports: they group by nothing, and only
+// decisions and holds keep one plan.
+func (r Request) checkHistory() error {
+	if slices.Contains(History, r.Report) && len(r.By) > 0 {
+		return fmt.Errorf("by: %s has one row per %s and groups by nothing; filter instead (filter: {\"workload\": [...]})",
+			r.Report, map[string]string{"decisions": "plan", "holds": "hold", "fleet": "workload, location, GPU type and market"}[r.Report])
+	}
+	if (r.Report == "decisions" || r.Report == "holds") && (len(r.Filter[GPU]) > 0 || len(r.Filter[Team]) > 0 && r.Fleet == nil) {
+		return fmt.Errorf("filter: %s filters by workload, location, market, provider and region; a plan's actions name no GPU type (and a team needs the fleet)", r.Report)
+	}
+	if r.Plan == "" {
+		return nil
+	}
+	if r.Report != "decisions" && r.Report != "holds" {
+		return fmt.Errorf("plan: only decisions and holds keep one plan, not %s", r.Report)
+	}
+	if len(r.Plan) > 64 || strings.ContainsFunc(r.Plan, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || 'A' <= c && c <= 'Z')
+	}) {
+		return fmt.Errorf("plan %.80q: want a plan id as plan.decided carries it (letters, digits, - and _, at most 64)", r.Plan)
 	}
 	return nil
 }
@@ -216,6 +249,12 @@ func Run(ctx context.Context, q Querier, r Request) (*Result, error) {
 		return Reconcile(ctx, q, o)
 	case "jobs":
 		return Jobs(ctx, q, JobOptions{Options: o, Jobs: r.Jobs, Teams: r.Teams})
+	case "decisions":
+		return Decisions(ctx, q, o, r.Plan)
+	case "holds":
+		return Holds(ctx, q, o, r.Plan)
+	case "fleet":
+		return Fleet(ctx, q, o)
 	}
 	return RunNamed(ctx, q, r.Report, o)
 }

@@ -38,6 +38,14 @@ func TestDecodeRequestRefusesMalformed(t *testing.T) {
 		{"empty job name", `{"report":"jobs",` + okWindow + `,"jobs":["ft-a",""]}`, "jobs: an empty name"},
 		{"too many teams", `{"report":"jobs",` + okWindow + `,"teams":[` + strings.Repeat(`"a",`, maxFilterValues) + `"a"]}`, "teams: 1001 values, at most 1000"},
 		{"jobs not a list", `{"report":"jobs",` + okWindow + `,"jobs":"ft-a"}`, "decoding the request"},
+		{"by on decisions", `{"report":"decisions",` + okWindow + `,"by":["workload"]}`, "by: decisions has one row per plan"},
+		{"by on fleet", `{"report":"fleet",` + okWindow + `,"by":["gpu"]}`, "by: fleet has one row per"},
+		{"plan on fleet", `{"report":"fleet",` + okWindow + `,"plan":"abc"}`, "plan: only decisions and holds"},
+		{"plan with a quote", `{"report":"decisions",` + okWindow + `,"plan":"a' OR 1=1"}`, "plan \"a' OR 1=1\": want a plan id"},
+		{"plan too long", `{"report":"holds",` + okWindow + `,"plan":"` + strings.Repeat("a", 65) + `"}`, "at most 64"},
+		{"plan not a string", `{"report":"holds",` + okWindow + `,"plan":1}`, "decoding the request"},
+		{"gpu filter on decisions", `{"report":"decisions",` + okWindow + `,"filter":{"gpu":["H100-80GB"]}}`, "a plan's actions name no GPU type"},
+		{"holds filter dimension", `{"report":"holds",` + okWindow + `,"filter":{"plan":["x"]}}`, `filter: unknown dimension "plan"`},
 		{"too big", `{"report":"` + strings.Repeat("x", maxRequestBytes) + `"}`, "at most"},
 	}
 	for _, tt := range tests {
@@ -75,7 +83,9 @@ func TestDecodeRequestAcceptsWhatClientsSend(t *testing.T) {
 func FuzzDecodeRequest(f *testing.F) {
 	for _, s := range []string{`{"info":true}`, `{"sql":"SELECT 1"}`, `{"report":"cost",` + okWindow + `,"by":["workload"],"filter":{"provider":["aws"]}}`,
 		`{"report":"idle",` + okWindow + `,"threshold":10,"max_gap":60000000000}`, `{"report":"budget","now":"2026-11-30T12:30:00Z"}`,
-		`{"report":"jobs",` + okWindow + `,"jobs":["ft-a"],"teams":["research",""]}`, `null`, `{"Sql":1}`} {
+		`{"report":"jobs",` + okWindow + `,"jobs":["ft-a"],"teams":["research",""]}`,
+		`{"report":"decisions",` + okWindow + `,"plan":"9f3a0c1d2e4b5a6c","filter":{"workload":["chat"]}}`,
+		`{"report":"holds",` + okWindow + `,"plan":"x y"}`, `{"report":"fleet",` + okWindow + `,"by":["gpu"]}`, `null`, `{"Sql":1}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

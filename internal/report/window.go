@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,6 +103,72 @@ func ParseMonth(s string) (Window, error) {
 		return Window{}, fmt.Errorf("--month %q: want a month like 2026-11", s)
 	}
 	return Window{Since: t.UTC(), Until: t.AddDate(0, 1, 0).UTC()}, nil
+}
+
+// NamedWindows are the windows the API takes by name in window=, beside periods like 7d.
+var NamedWindows = []string{"today", "yesterday", "thismonth", "lastmonth"}
+
+// ParseWindowSpec reads a window as the HTTP API names it: window= is a period ("7d", "24h",
+// "2w") ending at until= (default now), or a named window (today, yesterday, thismonth,
+// lastmonth: calendar days and months in UTC); or window= is empty and since= (RFC 3339 or a
+// date) starts it, until= ending it (default now). With neither, the window is the last
+// DefaultPeriod. Errors name the query parameter, since that is what the caller typed.
+func ParseWindowSpec(window, since, until string, now time.Time) (Window, error) {
+	window = strings.TrimSpace(window)
+	now = now.UTC()
+	if window != "" && since != "" {
+		return Window{}, fmt.Errorf("window=%s and since=%s both given: give one", window, since)
+	}
+	end := now
+	if until != "" {
+		var err error
+		if end, err = ParseTime(until); err != nil {
+			return Window{}, fmt.Errorf("until=: %w", err)
+		}
+	}
+	var w Window
+	switch {
+	case slices.Contains(NamedWindows, window):
+		if until != "" {
+			return Window{}, fmt.Errorf("window=%s and until=%s both given: a named window has its own end; give a period (window=7d) with until=", window, until)
+		}
+		w = namedWindow(window, now)
+	case since != "":
+		t, err := ParseTime(since)
+		if err != nil {
+			return Window{}, fmt.Errorf("since=: %w", err)
+		}
+		w = Window{Since: t, Until: end}
+	default:
+		if window == "" {
+			window = DefaultPeriod
+		}
+		d, err := ParsePeriod(window)
+		if err != nil {
+			return Window{}, fmt.Errorf("window=: %w, or one of %s", err, strings.Join(NamedWindows, ", "))
+		}
+		w = Window{Since: end.Add(-d), Until: end}
+	}
+	if !w.Until.After(w.Since) {
+		return Window{}, fmt.Errorf("the window %s is empty: since= must be before until=", w)
+	}
+	return w, nil
+}
+
+// namedWindow is one of NamedWindows at now: whole days and months in UTC, the current one up to
+// now.
+func namedWindow(name string, now time.Time) Window {
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	switch name {
+	case "today":
+		return Window{Since: midnight, Until: now}
+	case "yesterday":
+		return Window{Since: midnight.AddDate(0, 0, -1), Until: midnight}
+	case "thismonth":
+		return Window{Since: month, Until: now}
+	}
+	return Window{Since: month.AddDate(0, -1, 0), Until: month} // lastmonth
 }
 
 // hourFloor and hourCeil align a time to the hour.

@@ -19,7 +19,7 @@ type wireResult struct {
 	Series  *Series               `json:"series,omitempty"`
 }
 
-// wireCell is one typed value: T names the type (s, i, i64, u64, f, b, t), V holds it.
+// wireCell is one typed value: T names the type (s, i, i64, u64, f, b, t, actions), V holds it.
 type wireCell struct {
 	T string          `json:"t"`
 	V json.RawMessage `json:"v,omitempty"`
@@ -67,6 +67,8 @@ func encodeRow(r cli.Row) (map[string]wireCell, error) {
 			t = "b"
 		case time.Time:
 			t = "t"
+		case ActionDetails:
+			t = "actions"
 		default:
 			return nil, fmt.Errorf("encoding column %s: no wire type for %T", k, v)
 		}
@@ -133,6 +135,8 @@ func decodeCell(c wireCell) (any, error) {
 		return decodeAs[bool](c.V)
 	case "t":
 		return decodeAs[time.Time](c.V)
+	case "actions":
+		return decodeAs[ActionDetails](c.V)
 	}
 	return nil, fmt.Errorf("unknown cell type %q", c.T)
 }
