@@ -30,6 +30,7 @@ type History struct {
 	End     time.Time     // the start of the day the tests run (UTC): the history is yesterday's
 	Demo    *demo.Result  // what the demo printed
 	DataDir string        // the demo's data directory (its markdown report and charts under report/)
+	at      time.Time     // when the demo was recorded (Now)
 }
 
 var history struct {
@@ -98,7 +99,7 @@ func recordDemo(hist string) (*History, error) {
 		return nil, fmt.Errorf("reopening the demo's store: %w", err)
 	}
 	return &History{Reports: report.Local{Q: st}, Store: st, Fleet: cfg, Start: res.Window.Since, End: res.Window.Until,
-		Demo: res, DataDir: history.dataDir}, nil
+		Demo: res, DataDir: history.dataDir, at: time.Now().UTC().Truncate(time.Second)}, nil
 }
 
 // removeHistory closes the history's store and removes its files.
@@ -131,12 +132,8 @@ func repoRoot() (string, error) {
 	}
 }
 
-// Now is a clock for a console over h: the real time, held at the last second of the day after
-// the history, so a test that runs over midnight still finds the history under "yesterday".
-func (h *History) Now() time.Time {
-	now := time.Now().UTC()
-	if last := h.End.Add(24*time.Hour - time.Second); now.After(last) {
-		return last
-	}
-	return now
-}
+// Now is the clock of a console over h in tests: the moment the history was recorded, fixed. A
+// page and the API asked after it then run their reports at the same now (the budget report's
+// spend grows with the clock, as the demo's last replicas read as still running), and it is the
+// day after the history and close to the browser's real time, so session cookies stay valid.
+func (h *History) Now() time.Time { return h.at }
