@@ -13,5 +13,13 @@
 //
 // The demo opens the process's one embedded ClickHouse itself (libchdb keeps the first data path
 // for the life of the process), so a binary that uses DemoHistory must not open another store
-// first: it cannot share a binary with tests that call storetest.Main.
+// first: it cannot share a binary with tests that call storetest.Main. That is why the console's
+// browser tests (browser_*_test.go) live here, in this package's test binary, and not beside the
+// console's own tests, whose TestMain opens a store of their own.
+//
+// The browser tests drive every page of the console (internal/console) over the demo's history,
+// through the data-test attributes its package doc lists: each page's figures equal the API's
+// rows for the same report; Approve on a held plan (asked in a fake Slack, slacktest) applies it
+// once and shows it decided in Slack; a reader gets no button and a forged POST is refused; and
+// the three clicks from the fleet page to a decision's cause. Each page's screenshot is written.
 package browsertest
