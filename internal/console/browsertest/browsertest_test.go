@@ -27,7 +27,7 @@ func TestFind(t *testing.T) {
 	}{
 		{name: "chromium on PATH", installed: []string{"chromium", "chromium-browser"}, want: "/usr/bin/chromium"},
 		{name: "chromium-browser when no chromium", installed: []string{"chromium-browser"}, want: "/usr/bin/chromium-browser"},
-		{name: "the variable first", env: "/opt/chrome", installed: []string{"/opt/chrome", "chromium"}, want: "/usr/bin//opt/chrome"},
+		{name: "the variable first", env: "/opt/chrome", installed: []string{"/opt/chrome", "chromium"}, want: "/opt/chrome"},
 		{name: "the variable naming nothing", env: "/opt/none", installed: []string{"chromium"}, wantErr: BrowserEnv + "=/opt/none"},
 		{name: "none", wantErr: "apt-get install chromium"},
 	}
@@ -39,8 +39,11 @@ func TestFind(t *testing.T) {
 				}
 				return ""
 			}
-			lookPath := func(name string) (string, error) {
+			lookPath := func(name string) (string, error) { // as exec.LookPath: a path is taken as it is
 				for _, p := range tt.installed {
+					if p == name && strings.Contains(name, "/") {
+						return name, nil
+					}
 					if p == name {
 						return "/usr/bin/" + name, nil
 					}
