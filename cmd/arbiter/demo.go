@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/console"
 	"github.com/bursar-dev/bursar/internal/demo"
 	"github.com/bursar-dev/bursar/internal/slack"
 )
@@ -66,11 +68,38 @@ What it replays lives in --dir (see its README.md): bursar.yaml, prices/, trace/
 			if err != nil {
 				return err
 			}
-			return res.Print(cmd.OutOrStdout())
+			if err := res.Print(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "\nTo look at what the demo did in the web console (fleet, decisions and their causes, costs):\n  %s\n",
+				consoleCommand(dataDir, filepath.Join(o.dir, "bursar.yaml")))
+			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dir, "dir", "examples/demo", "what to replay: bursar.yaml, prices/*.csv, trace/<location>.json, load/<workload>.csv")
 	f.DurationVar(&o.length, "length", 0, "trace time to replay (default: the whole trace, about 10h45m)")
 	return cmd
+}
+
+// consoleCommand is the command that serves the console on the demo's history: report console,
+// from beside this binary when it is there (make build puts both in bin/).
+func consoleCommand(dataDir, fleet string) string {
+	bin := "report"
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "report"); fileExists(p) {
+			bin = p
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+					bin = "./" + rel
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%s console --data-dir %s --fleet %s    # then open http://%s/", bin, dataDir, fleet, console.DefaultReportListen)
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

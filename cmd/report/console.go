@@ -37,6 +37,9 @@ or in Slack.`,
 			if a.Addr == "" {
 				return fmt.Errorf("--console-listen: give an address, e.g. %s", console.DefaultReportListen)
 			}
+			if err := a.Check(); err != nil {
+				return err
+			}
 			fl, err := loadFleet(fleetFile, false)
 			if err != nil {
 				return err
@@ -90,7 +93,7 @@ func policies(ctx context.Context, cmd *cobra.Command, g *cli.Globals, log *slog
 	defer cancel()
 	ps, err := loadPolicies(ctx, cmd, g, "")
 	if err != nil {
-		log.Warn("the console shows no budget policy: they are read from NATS", "err", err)
+		log.Info("the console shows no budget policy: they are read from NATS, which is not reachable", "err", err)
 	}
 	return func() []budget.Policy { return ps }
 }
