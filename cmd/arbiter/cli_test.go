@@ -44,5 +44,6 @@ func TestEveryDataCommandTakesOutput(t *testing.T) {
 		"arbiter job submit":    "prints what it changed",
 		"arbiter job cancel":    "prints what it changed",
 		"arbiter version":       "one line for a person",
+		"arbiter console token": "prints one secret, once, for a person to paste",
 	})
 }

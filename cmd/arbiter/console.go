@@ -14,7 +14,10 @@ func newConsoleCmd(g *cli.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "console",
 		Short: "Manage access to the web console",
-		Args:  cobra.NoArgs,
+		Long: `console manages who may approve in the web console that arbiter run serves (--console-listen,
+127.0.0.1:9470 by default; docs/console.md). Reading the console needs no identity.`,
+		Example: "  arbiter console token --as U0123ABC   # a login token for an approver, printed once",
+		Args:    cobra.NoArgs,
 	}
 	cmd.AddCommand(newConsoleTokenCmd(g))
 	return cmd

@@ -26,6 +26,7 @@ func TestFlagHelpNamesItsEnv(t *testing.T) { clitest.CheckEnvHelp(t, root()) }
 func TestEveryDataCommandTakesOutput(t *testing.T) {
 	clitest.CheckOutputs(t, root(), []string{"table", "json", "yaml", "csv"}, map[string]string{
 		"report serve":   "posts to Slack; --dry-run prints the markdown it would post",
+		"report console": "serves web pages until stopped; logs only",
 		"report version": "one line for a person",
 	})
 }
