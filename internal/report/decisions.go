@@ -75,7 +75,7 @@ func (p *plan) last(action string) (actionStep, bool) {
 func loadPlans(ctx context.Context, q Querier, o Options, planID string, held bool) ([]*plan, bool, error) {
 	conds := []string{where(o.Filter, map[Dim]string{Workload: "workload"})}
 	if held {
-		conds = append(conds, "pd.needs_approval")
+		conds = append(conds, "needs_approval")
 	}
 	if planID != "" {
 		conds = append(conds, "plan_id = "+lit(planID))
@@ -85,11 +85,12 @@ func loadPlans(ctx context.Context, q Querier, o Options, planID string, held bo
 			conds = append(conds, fmt.Sprintf("arrayExists(a -> a.%s IN (%s), actions)", col, lits(vals)))
 		}
 	}
-	ps, err := queryRows[*plan](ctx, q, fmt.Sprintf(`SELECT workload, plan_id, toUnixTimestamp64Milli(min(at)) AS at_ms,
-		any(usd_per_hour_before) AS before, any(usd_per_hour_after) AS after, max(needs_approval) AS needs_approval,
-		any(actions) AS plan_actions
-		FROM %s AS pd WHERE at >= %s AND at < %s AND %s
-		GROUP BY workload, plan_id ORDER BY at_ms DESC, workload, plan_id LIMIT %d`,
+	// The newest rows first, a redelivered plan (the same event, so the same time) once: the
+	// engine keeps the top rows as it reads rather than grouping every plan of the window.
+	ps, err := queryRows[*plan](ctx, q, fmt.Sprintf(`SELECT workload, plan_id, toUnixTimestamp64Milli(at) AS at_ms,
+		usd_per_hour_before AS before, usd_per_hour_after AS after, needs_approval, actions AS plan_actions
+		FROM %s WHERE at >= %s AND at < %s AND %s
+		ORDER BY at DESC, workload, plan_id LIMIT 1 BY workload, plan_id LIMIT %d`,
 		q.Table("plan_decided"), ms64(o.Window.Since), ms64(o.Window.Until), strings.Join(conds, " AND "), maxPlans+1))
 	if err != nil {
 		return nil, false, fmt.Errorf("reading plans: %w", err)
