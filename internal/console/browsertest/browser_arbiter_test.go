@@ -106,13 +106,18 @@ func startArbiter(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.sys.Start(context.WithoutCancel(ctx)); err != nil {
+	// Its own context, not the test's: the test's ends before cleanups, and the system is
+	// closed first, then what the service follows is stopped.
+	sctx, stop := context.WithCancel(context.Background())
+	if err := a.sys.Start(sctx); err != nil {
+		stop()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if err := a.sys.Close(); err != nil {
 			t.Errorf("the arbiter system: %v", err)
 		}
+		stop()
 	})
 	eventually(t, "the Slack endpoint is up", func() bool {
 		resp, err := http.Get(a.url) // GET is refused, but only by a server that is up
