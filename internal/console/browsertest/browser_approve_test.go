@@ -1,199 +1,38 @@
 package browsertest_test
 
 import (
-	"context"
-	"errors"
+	"cmp"
 	"fmt"
-	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	slackgo "github.com/slack-go/slack"
 
-	"github.com/bursar-dev/bursar/internal/actuate"
-	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/bus"
-	"github.com/bursar-dev/bursar/internal/bus/bustest"
-	"github.com/bursar-dev/bursar/internal/console"
 	"github.com/bursar-dev/bursar/internal/console/browsertest"
 	"github.com/bursar-dev/bursar/internal/events"
 	"github.com/bursar-dev/bursar/internal/slack"
 	"github.com/bursar-dev/bursar/internal/slack/slacktest"
 )
 
-// slackHolds is the console's Approvals over slack.Approvals, as the arbiter wires them: the
-// holds Slack is asking about, decided under a click's rules.
-type slackHolds struct{ a *slack.Approvals }
-
-func (h slackHolds) Open() []console.Hold {
-	var out []console.Hold
-	for _, o := range h.a.Open() {
-		out = append(out, console.Hold{Plan: o.Plan, Workload: o.Workload, Approvers: o.Approvers, Deadline: o.Deadline,
-			Before: o.USDPerHourWas, After: o.USDPerHourNow, Reasons: o.Reasons})
-	}
-	return out
-}
-
-func (h slackHolds) Decide(ctx context.Context, plan string, approve bool, who string) error {
-	err := h.a.DecideAs(ctx, plan, approve, who)
-	switch {
-	case errors.Is(err, slack.ErrNotApprover):
-		return fmt.Errorf("%w: %w", console.ErrNotApprover, err)
-	case errors.Is(err, slack.ErrNoPending), errors.Is(err, slack.ErrTimedOut):
-		return fmt.Errorf("%w: %w", console.ErrNotPending, err)
-	}
-	return err
-}
-
-// holds are approval requests asked in Slack, with what their decisions did: the sim fleet an
-// approved plan scales (as the arbiter applies an approved plan), the fake Slack showing the
-// questions, and the bus their audit trail goes to.
-type holds struct {
-	approvals *slack.Approvals
-	slack     *slacktest.Server
-	fleet     *sim.Fleet
-	bus       *bustest.Env
-
-	mu        sync.Mutex
-	decisions []slack.Decision
-}
-
-const (
-	approver = "U0APPROVER"
-	reader   = "U0READER"
-)
-
-func newHolds(t *testing.T, s *site) *holds {
-	t.Helper()
-	fake := slacktest.New(t, "xoxb-browser-test")
-	env := bustest.Start(t)
-	h := &holds{slack: fake, fleet: sim.New(s.History.Fleet, time.Now), bus: env}
-	h.approvals = slack.NewApprovals(slackgo.New(fake.Token, slackgo.OptionAPIURL(fake.URL)), "C0APPROVALS",
-		bus.NewPublisher(env.JS), time.Now, slog.New(slog.DiscardHandler))
-	h.approvals.OnDecision = h.apply
-	return h
-}
-
-// ask asks Slack to approve plan id, which launches one more chat replica on demand, as the
-// arbiter does when a budget's approval threshold holds a plan; it returns the question's message.
-func (h *holds) ask(t *testing.T, id string) (events.PlanDecided, slacktest.Message) {
-	t.Helper()
-	plan := events.PlanDecided{PlanID: id, Workload: "chat", USDPerHourWas: 1.2, USDPerHourNow: 1.726,
-		NeedsApproval: true, Actions: []events.PlanAction{{ID: id + "-a1", Kind: "launch", Location: "aws-usw2b",
-			Offer: "aws-usw2b/us-west-2/g4dn.xlarge/on_demand", Market: events.OnDemand, Replicas: 1, Delta: 1, Reason: "demand", NeedsApproval: true}}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	n := len(h.slack.Messages())
-	if _, err := h.approvals.Ask(ctx, slack.Request{Plan: plan, Reasons: []string{"demand"}, Policies: []string{"demo-monthly"},
-		Approvers: []string{approver}, Timeout: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	return plan, h.slack.WaitFor(t, n+1)[n]
-}
-
-// click is a click on a Slack message's button, as Slack's interaction endpoint hands it to the
-// approvals once its signature checked.
-func (h *holds) click(t *testing.T, m slacktest.Message, user, button, plan string) error {
-	t.Helper()
-	cb := slackgo.InteractionCallback{Type: slackgo.InteractionTypeBlockActions, User: slackgo.User{ID: user},
-		Channel:        slackgo.Channel{GroupConversation: slackgo.GroupConversation{Conversation: slackgo.Conversation{ID: m.Channel}}},
-		Container:      slackgo.Container{ChannelID: m.Channel, MessageTs: m.TS},
-		ActionCallback: slackgo.ActionCallbacks{BlockActions: []*slackgo.BlockAction{{ActionID: button, Value: plan}}}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return h.approvals.Handle(ctx, cb)
-}
-
-// apply is OnDecision: an approved plan's actions scale the sim fleet, as the arbiter's
-// budgets apply an approved hold through the actuator.
-func (h *holds) apply(ctx context.Context, d slack.Decision) error {
-	h.mu.Lock()
-	h.decisions = append(h.decisions, d)
-	h.mu.Unlock()
-	if d.Status != events.ActionApproved {
-		return nil
-	}
-	for _, a := range d.Plan.Actions {
-		err := h.fleet.Scale(ctx, actuate.Target{ActionID: a.ID, Group: actuate.Group{Workload: d.Plan.Workload, Location: a.Location,
-			Market: a.Market}, Offer: a.Offer, Replicas: a.Replicas, Kind: a.Kind, Reason: a.Reason})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// audit reads the action.updated events published for plan's actions, in order: the audit
-// trail a decision leaves, the same whether it came from Slack or the console.
-func (h *holds) audit(t *testing.T, plan string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	st, err := h.bus.JS.Stream(ctx, bus.Fleet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	if info.State.Msgs == 0 {
-		return out
-	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"bursar.action.>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range info.State.Msgs {
-		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			break // fewer action events than messages in the stream
-		}
-		e, err := events.Decode(m.Data())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u, ok := e.(*events.ActionUpdated); ok && u.PlanID == plan {
-			out = append(out, string(u.Status)+" by "+u.Actor)
-		}
-	}
-	return out
-}
-
-// decided are the decisions applied for plan, in order.
-func (h *holds) decided(plan string) []slack.Decision {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []slack.Decision
-	for _, d := range h.decisions {
-		if d.Plan.PlanID == plan {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// TestBrowserApprove approves a held plan on the approvals page: a reader sees no button and a
-// forged POST changes nothing; the approver's click applies the plan once (the sim fleet scales
-// once), records it as a Slack click would, and the Slack message asking about it shows it
-// decided.
+// TestBrowserApprove approves a held plan on the approvals page of a console wired to the
+// arbiter system as `arbiter run` wires it: a reader sees no button and a forged POST changes
+// nothing; the approver's click makes the arbiter apply the plan's actions, each reaching the
+// sim actuator once, records it as a Slack click would, and the Slack message asking about it
+// shows it decided. Approving again is refused and applies nothing more.
 func TestBrowserApprove(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo and a browser; skipped with -short")
 	}
 	t.Parallel()
-	var appr slackHolds
-	s := startConsole(t, &appr)
-	h := newHolds(t, s)
-	appr.a = h.approvals
-	held, question := h.ask(t, "plan-browser-approve")
-	plan := held.PlanID
+	a := startArbiter(t)
+	s := serveConsole(t, a.sys.Approvals(), a.sys.Budgets.Policies)
+	plan, held, question := a.hold(t)
 
 	t.Run("a reader sees no button", func(t *testing.T) {
 		anon := browsertest.NewTab(t)
@@ -216,6 +55,7 @@ func TestBrowserApprove(t *testing.T) {
 		t.Fatalf("logged in as %q, want %s", got, approver)
 	}
 	t.Run("a forged POST is refused", func(t *testing.T) {
+		before := a.trail(t, held)
 		// The approver's own session without the page's CSRF token: what a script that got onto
 		// the page could send.
 		status := tab.Eval(`fetch("/approvals/` + plan + `/approve", {method: "POST", credentials: "same-origin"}).then(r => r.status)`)
@@ -230,72 +70,79 @@ func TestBrowserApprove(t *testing.T) {
 		defer evil.Close()
 		tab.Open(evil.URL)
 		tab.Submit(sel("forged"), nil)
-		if d, a := h.decided(plan), h.audit(t, plan); len(d) != 0 || len(a) != 1 || len(h.fleet.Calls()) != 0 {
-			t.Fatalf("a forged POST changed something: decisions %v, audit %q, fleet %v", d, a, h.fleet.Calls())
+		a.step(t)
+		if open := a.sys.Approvals().Open(); len(open) != 1 || open[0].Plan != plan {
+			t.Errorf("after forged POSTs the pending holds are %+v, want %s alone", open, plan)
+		}
+		if got := a.trail(t, held); !slices.Equal(got, before) {
+			t.Errorf("forged POSTs changed the audit trail from %q to %q", before, got)
+		}
+		if n := a.sim.scaled(); len(n) != 0 {
+			t.Fatalf("a forged POST reached the actuator: %v", n)
 		}
 	})
 
 	tab.Open(s.URL + "/approvals")
+	checkPreview(t, tab, a, plan)
 	tab.Screenshot("approvals-pending")
 	tab.Follow("approve-" + plan)
 	if got := tab.Text(sel("decision-done")); !strings.Contains(got, "approved") || !strings.Contains(got, plan) {
 		t.Errorf("after Approve the page says %q", got)
 	}
-	tab.Screenshot("approvals-decided")
-	if d := h.decided(plan); len(d) != 1 || d[0].Status != events.ActionApproved || d[0].Actor != approver {
-		t.Fatalf("decisions %+v, want one approval by %s", d, approver)
-	}
-	if calls := h.fleet.Calls(); len(calls) != 1 || calls[0].ActionID != held.Actions[0].ID {
-		t.Fatalf("the sim fleet was scaled %d times (%v), want once, for the plan's action", len(calls), calls)
-	}
-	if got, want := h.audit(t, plan), []string{"awaiting_approval by bursar", "approved by " + approver}; strings.Join(got, "; ") != strings.Join(want, "; ") {
-		t.Errorf("audit trail %q, want %q", got, want)
-	}
-	checkShown(t, h.slack, question, "Approved")
 	if tab.Has(sel("approve-" + plan)) {
 		t.Error("the decided plan still offers Approve")
 	}
+	tab.Screenshot("approvals-decided")
 
-	// Deciding again, through the API, is refused and applies nothing twice.
-	req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/holds/"+plan+"/approve", nil)
-	if err != nil {
-		t.Fatal(err)
+	// The arbiter applies what was approved in its next round (Step carries each action to its
+	// end), each action once, and the rounds after it apply nothing again.
+	a.step(t)
+	if got := a.sim.scaled(); len(got) == 0 {
+		t.Fatalf("the round after the approval applied nothing (want %v)", held)
 	}
-	req.Header.Set("Authorization", "Bearer "+s.token(t, approver))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	for range 3 {
+		a.step(t)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusConflict || len(h.decided(plan)) != 1 || len(h.fleet.Calls()) != 1 {
-		t.Errorf("approving again: %s, %d decisions, %d scalings; want 409 and one each", resp.Status, len(h.decided(plan)), len(h.fleet.Calls()))
+	checkAppliedOnce(t, a, held)
+	if got, want := a.trail(t, held), []string{string(events.ActionAwaitingApproval), string(events.ActionApproved) + " by " + approver,
+		string(events.ActionApplied)}; len(got) != len(want) || !strings.HasPrefix(got[0], want[0]+" by ") || got[1] != want[1] ||
+		!strings.HasPrefix(got[2], want[2]+" by ") {
+		t.Errorf("audit trail %q, want awaiting_approval, approved by %s, applied", got, approver)
 	}
+	checkShown(t, a.slack, question, "Approved", "via console")
+
+	// Deciding again, through the API with the session's CSRF token, is refused and applies
+	// nothing twice.
+	status := tab.Eval(`fetch("/api/v1/holds/` + plan + `/approve", {method: "POST", credentials: "same-origin",
+		headers: {"X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content}}).then(r => r.status)`)
+	if status != float64(http.StatusConflict) {
+		t.Errorf("approving again: HTTP %v, want 409", status)
+	}
+	a.step(t)
+	checkAppliedOnce(t, a, held)
 }
 
-// TestBrowserDecidedInSlack rejects a hold in Slack while the approvals page shows it: the page,
-// reloaded, no longer offers it, and Approve from the page loaded before is refused with the
-// reason and changes nothing.
+// TestBrowserDecidedInSlack rejects a hold with a click in Slack while the approvals page shows
+// it: the page, reloaded, no longer offers it, Approve from the page loaded before is refused
+// with the reason, and the arbiter applies nothing.
 func TestBrowserDecidedInSlack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo and a browser; skipped with -short")
 	}
 	t.Parallel()
-	var appr slackHolds
-	s := startConsole(t, &appr)
-	h := newHolds(t, s)
-	appr.a = h.approvals
-	held, question := h.ask(t, "plan-browser-slack")
-	plan := held.PlanID
+	a := startArbiter(t)
+	s := serveConsole(t, a.sys.Approvals(), a.sys.Budgets.Policies)
+	plan, held, question := a.hold(t)
 
 	stale := browsertest.NewTab(t)
 	s.login(t, stale, s.token(t, approver), "/approvals")
 	if !stale.Has(sel("approve-" + plan)) {
 		t.Fatal("the approver is not offered Approve on the pending hold")
 	}
-	if err := h.click(t, question, approver, slack.ActionReject, plan); err != nil {
-		t.Fatalf("the Slack click: %v", err)
+	if code := a.click(t, approver, slack.ActionReject, plan); code != http.StatusOK {
+		t.Fatalf("the Slack click: HTTP %d", code)
 	}
-	checkShown(t, h.slack, question, "Rejected")
+	checkShown(t, a.slack, question, "Rejected")
 
 	fresh := browsertest.NewTab(t)
 	s.login(t, fresh, s.token(t, approver), "/approvals")
@@ -303,21 +150,54 @@ func TestBrowserDecidedInSlack(t *testing.T) {
 		t.Error("the hold rejected in Slack is still pending on the console")
 	}
 	stale.Follow("approve-" + plan)
-	if !stale.Has(sel("decision-error")) || !strings.Contains(stale.Text(sel("decision-error")), "not pending") {
+	if !stale.Has(sel("decision-error")) || !strings.Contains(stale.Text(sel("decision-error")), "no approval is pending") {
 		t.Errorf("Approve after Slack's Reject: the page does not say it is no longer pending")
 	}
 	stale.Screenshot("approvals-decided-in-slack")
-	if d := h.decided(plan); len(d) != 1 || d[0].Status != events.ActionRejected {
-		t.Errorf("decisions %+v, want only Slack's rejection", d)
+	for range 3 {
+		a.step(t)
 	}
-	if len(h.fleet.Calls()) != 0 {
-		t.Errorf("the rejected plan scaled the fleet: %v", h.fleet.Calls())
+	if n := a.sim.scaled(); len(n) != 0 {
+		t.Errorf("the rejected plan reached the actuator: %v", n)
+	}
+	if got := a.trail(t, held); slices.Contains(got, string(events.ActionApproved)+" by "+approver) ||
+		!slices.Contains(got, string(events.ActionRejected)+" by "+approver) {
+		t.Errorf("audit trail %q, want Slack's rejection and no approval", got)
 	}
 }
 
-// checkShown checks that the last version of Slack's question shows it decided (word: Approved,
-// Rejected) and offers no buttons any more.
-func checkShown(t *testing.T, fake *slacktest.Server, question slacktest.Message, word string) {
+// checkPreview checks that the approvals page shows the hold's cost preview as the arbiter
+// holds it: the plan's $/h before and after.
+func checkPreview(t *testing.T, tab *browsertest.Tab, a *rig, plan string) {
+	t.Helper()
+	open := a.sys.Approvals().Open()
+	if len(open) != 1 || open[0].Plan != plan || !(open[0].After > open[0].Before) {
+		t.Fatalf("the arbiter holds %+v, want %s adding cost", open, plan)
+	}
+	want := fmt.Sprintf("%v → %v", open[0].Before, open[0].After)
+	if row := tab.Text(sel("hold-" + plan)); !strings.Contains(row, want) {
+		t.Errorf("the hold's row reads %q, want its cost preview %q", row, want)
+	}
+}
+
+// checkAppliedOnce checks that each held action reached the actuator exactly once, and nothing
+// else did.
+func checkAppliedOnce(t *testing.T, a *rig, held []string) {
+	t.Helper()
+	got := a.sim.scaled()
+	for _, id := range held {
+		if got[id] != 1 {
+			t.Errorf("approved action %s reached the actuator %d times, want once (all: %v)", id, got[id], got)
+		}
+	}
+	if ids := slices.Sorted(maps.Keys(got)); len(ids) != len(held) {
+		t.Errorf("the actuator was asked to apply %v, want only the approved %v", ids, held)
+	}
+}
+
+// checkShown checks that the last version of Slack's question shows it decided (words: Approved,
+// Rejected, and how) and offers no buttons any more.
+func checkShown(t *testing.T, fake *slacktest.Server, question slacktest.Message, words ...string) {
 	t.Helper()
 	var last slacktest.Message
 	for _, m := range fake.Messages() {
@@ -329,7 +209,75 @@ func checkShown(t *testing.T, fake *slacktest.Server, question slacktest.Message
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all := strings.Join(texts, "\n"); !strings.Contains(all, word) || strings.Contains(string(last.Blocks), slack.ActionApprove) {
-		t.Errorf("Slack's question does not show it %s: %s\n%s", strings.ToLower(word), last.Method, all)
+	all := strings.Join(texts, "\n")
+	for _, w := range words {
+		if !strings.Contains(all, w) {
+			t.Errorf("Slack's question does not say %q: %s\n%s", w, cmp.Or(last.Method, "(never updated)"), all)
+		}
 	}
+	if strings.Contains(string(last.Blocks), slack.ActionApprove) {
+		t.Errorf("Slack's question still offers its buttons: %s", last.Blocks)
+	}
+}
+
+// updates reads the action.updated events on the bus, in order: the audit trail decisions
+// leave, the same whether they came from Slack or the console.
+func (a *rig) updates(t *testing.T) []*events.ActionUpdated {
+	t.Helper()
+	ctx := t.Context()
+	st, err := a.env.JS.Stream(ctx, bus.Fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*events.ActionUpdated
+	if info.State.Msgs == 0 {
+		return out
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"bursar.action.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range info.State.Msgs {
+		m, err := cons.Next(jetstream.FetchMaxWait(2 * time.Second))
+		if err != nil {
+			break // fewer action events than messages in the stream
+		}
+		e, err := events.Decode(m.Data())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := e.(*events.ActionUpdated); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// trail is the audit trail of the given actions: each status with who set it, once per status
+// and actor, in the order first seen.
+func (a *rig) trail(t *testing.T, actions []string) []string {
+	t.Helper()
+	var out []string
+	for _, u := range a.updates(t) {
+		if s := string(u.Status) + " by " + u.Actor; slices.Contains(actions, u.ActionID) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// awaiting are the ids of the actions awaiting approval, as the bus says; the rig holds one plan.
+func (a *rig) awaiting(t *testing.T) []string {
+	t.Helper()
+	var ids []string
+	for _, u := range a.updates(t) {
+		if u.Status == events.ActionAwaitingApproval && !slices.Contains(ids, u.ActionID) {
+			ids = append(ids, u.ActionID)
+		}
+	}
+	return ids
 }

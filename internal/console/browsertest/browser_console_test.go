@@ -38,18 +38,25 @@ thresholds:
 approvers: [U0APPROVER]
 `
 
-// startConsole serves a console over the demo's history, on the history's clock (the day after
-// it), deciding holds through appr (nil: read-only, as report serve).
-func startConsole(t *testing.T, appr console.Approvals) *site {
+// startConsole serves a read-only console over the demo's history (as report serve does), on
+// the history's clock (the day after it), with a budget policy over the demo's fleet.
+func startConsole(t *testing.T) *site {
 	t.Helper()
-	h := browsertest.DemoHistory(t)
 	policies, err := budget.ParseFile("demo-monthly.yaml", []byte(demoPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveConsole(t, nil, func() []budget.Policy { return policies })
+}
+
+// serveConsole serves a console over the demo's history, on the history's clock, deciding holds
+// through appr (nil: read-only) under the policies given, as arbiter run serves it.
+func serveConsole(t *testing.T, appr console.Approvals, policies func() []budget.Policy) *site {
+	t.Helper()
+	h := browsertest.DemoHistory(t)
 	dir := t.TempDir()
 	srv := httptest.NewUnstartedServer(nil)
-	c, err := console.New(console.Options{Reports: h.Reports, Fleet: h.Fleet, Policies: func() []budget.Policy { return policies },
+	c, err := console.New(console.Options{Reports: h.Reports, Fleet: h.Fleet, Policies: policies,
 		Approvals: appr, Access: console.Access{Addr: srv.Listener.Addr().String(), DataDir: dir}, Now: h.Now})
 	if err != nil {
 		t.Fatal(err)

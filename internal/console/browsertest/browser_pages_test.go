@@ -17,7 +17,7 @@ func TestBrowserPages(t *testing.T) {
 		t.Skip("runs the demo and a browser; skipped with -short")
 	}
 	t.Parallel()
-	s := startConsole(t, nil)
+	s := startConsole(t)
 	t.Run("fleet", func(t *testing.T) {
 		t.Parallel()
 		tab := browsertest.NewTab(t)

@@ -18,7 +18,7 @@ func TestBrowserThreeClicks(t *testing.T) {
 		t.Skip("runs the demo and a browser; skipped with -short")
 	}
 	t.Parallel()
-	s := startConsole(t, nil)
+	s := startConsole(t)
 	workload, plan := decisionWithCause(t, s)
 	tab := browsertest.NewTab(t)
 	tab.Open(s.URL + "/?" + yesterday)

@@ -19,7 +19,10 @@
 //
 // The browser tests drive every page of the console (internal/console) over the demo's history,
 // through the data-test attributes its package doc lists: each page's figures equal the API's
-// rows for the same report; Approve on a held plan (asked in a fake Slack, slacktest) applies it
-// once and shows it decided in Slack; a reader gets no button and a forged POST is refused; and
-// the three clicks from the fleet page to a decision's cause. Each page's screenshot is written.
+// rows for the same report; Approve on a plan the arbiter's budgets hold, with the console wired
+// to the arbiter system as `arbiter run` wires it (internal/system, on an embedded NATS, Slack on
+// a fake, slacktest), makes the sim actuator apply it once and shows it decided in Slack; a
+// reader gets no button and a forged POST is refused; a hold rejected in Slack is refused on the
+// console; and the three clicks from the fleet page to a decision's cause. Each page's
+// screenshot is written.
 package browsertest
