@@ -26,7 +26,7 @@ func TestHistoryReportsOnAnEstate(t *testing.T) {
 		t.Errorf("fleet: %d rows, want one per series (80)", len(fl.Rows))
 	}
 	for _, r := range fl.Rows {
-		if r["usd_per_m_tokens"] == nil || r["capacity_per_s"] == nil || r["demand_tokens_per_s"] == nil {
+		if r["usd_per_m_tokens"] == nil || r["capacity_per_s"] == nil || r["demand_per_s"] == nil {
 			t.Errorf("fleet row without its figures: %v", r)
 			break
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/fleet"
 )
 
 // fleetKey is one row of the fleet report.
@@ -48,9 +49,9 @@ func Fleet(ctx context.Context, q Querier, o Options) (*Result, error) {
 	}
 	res := &Result{Title: "Fleet at " + end.UTC().Format(time.RFC3339), Columns: []string{"workload", "location", "provider",
 		"gpu", "market", "ready", "desired", "launching", "draining", "pending_approval", "usd_per_hour", "usd_per_m_tokens",
-		"demand_tokens_per_s", "capacity_per_s"},
+		"demand_per_s", "capacity_per_s", "unit"},
 		Notes: []string{fmt.Sprintf("usd_per_m_tokens over %s as report tokens --by workload,location,gpu,market gives it; "+
-			"demand is tokens/s over %s", o.Window, lastHour)}}
+			"demand_per_s is over %s, in the unit of the workload's scaling metric (tokens/s without the fleet file)", o.Window, lastHour)}}
 	keys := make([]fleetKey, 0, len(rows))
 	for k := range rows {
 		keys = append(keys, k)
@@ -63,15 +64,18 @@ func Fleet(ctx context.Context, q Querier, o Options) (*Result, error) {
 		r := cli.Row{"workload": k.workload, "location": k.location, "provider": f.provider, "gpu": k.gpu, "market": k.market,
 			"ready": f.ready, "desired": f.desired, "launching": max(f.desired-f.ready, 0), "draining": max(f.ready-f.desired, 0),
 			"pending_approval": f.pending, "usd_per_hour": round(f.usdPerHour, 4), "usd_per_m_tokens": nil,
-			"demand_tokens_per_s": nil, "capacity_per_s": nil}
+			"demand_per_s": nil, "capacity_per_s": nil, "unit": nil}
 		if t, ok := perMTok[k]; ok {
 			r["usd_per_m_tokens"] = t["usd_per_m_tokens"]
 		}
+		col, unit := o.demandUnit(k.workload)
 		if t, ok := demand[k]; ok {
-			r["demand_tokens_per_s"] = round(float64(t["tokens"].(int64))/lastHour.Until.Sub(lastHour.Since).Seconds(), 2)
+			r["demand_per_s"] = round(float64(t[col].(int64))/lastHour.Until.Sub(lastHour.Since).Seconds(), 2)
+			r["unit"] = unit
 		}
 		if rate := o.rate(k.workload, k.gpu); rate > 0 {
 			r["capacity_per_s"] = round(float64(f.ready)*rate, 2)
+			r["unit"] = unit
 		}
 		res.Rows = append(res.Rows, r)
 	}
@@ -81,6 +85,24 @@ func Fleet(ctx context.Context, q Querier, o Options) (*Result, error) {
 		res.Notes = append(res.Notes, "capacity is ready replicas times serving.per_replica, in the workload's scaling unit (tokens or requests per second)")
 	}
 	return res, nil
+}
+
+// demandUnit is the tokens report's column that counts workload's demand in the unit of its
+// scaling metric, and the unit's name: a workload sized by requests compares requests per second
+// with its replicas' rates, one sized by generated tokens generation tokens. Tokens (prompt and
+// generated) without the fleet file.
+func (o Options) demandUnit(workload string) (column, unit string) {
+	if o.Fleet != nil {
+		if w, ok := o.Fleet.Workload(workload); ok {
+			switch w.Scaling.Metric {
+			case fleet.MetricRequests:
+				return "requests", "requests/s"
+			case fleet.MetricOutputTokens:
+				return "generation_tokens", "output tokens/s"
+			}
+		}
+	}
+	return "tokens", "tokens/s"
 }
 
 // fleetNow reads each group's state at end, split by the GPU types of its offers; groups with

@@ -65,14 +65,36 @@ func TestFleet(t *testing.T) {
 		for _, w := range last.Rows {
 			if sameGroup(r, w) {
 				checked++
-				if want := round(float64(w["tokens"].(int64))/3600, 2); r["demand_tokens_per_s"] != want {
-					t.Errorf("%s %s: demand %v tokens/s, tokens report %v", r["location"], r["gpu"], r["demand_tokens_per_s"], want)
+				if want := round(float64(w["tokens"].(int64))/3600, 2); r["demand_per_s"] != want || r["unit"] != "tokens/s" {
+					t.Errorf("%s %s: demand %v %v, tokens report %v tokens/s", r["location"], r["gpu"], r["demand_per_s"], r["unit"], want)
 				}
 			}
 		}
 	}
 	if checked != 4 {
 		t.Errorf("%d figures compared with the tokens report, want 4 (both groups, both windows)", checked)
+	}
+	// Demand is counted in the unit of the workload's scaling metric, the unit its rates are in.
+	for metric, col := range map[string]string{fleet.MetricRequests: "requests", fleet.MetricOutputTokens: "generation_tokens"} {
+		o.Fleet.Workloads[0].Scaling.Metric = metric
+		res, err := Fleet(ctxT(t), st, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range res.Rows {
+			for _, w := range last.Rows {
+				if sameGroup(r, w) {
+					n++
+					if want := round(float64(w[col].(int64))/3600, 2); r["demand_per_s"] != want {
+						t.Errorf("%s, %s %s: demand %v %v, tokens report %v %s/s", metric, r["location"], r["gpu"], r["demand_per_s"], r["unit"], want, col)
+					}
+				}
+			}
+		}
+		if n != 2 {
+			t.Errorf("%s: %d demands compared, want 2", metric, n)
+		}
 	}
 }
 
