@@ -50,6 +50,7 @@ bench: setup
 	$(GO) test -run '^$$' -bench 'Recorder$$' -benchtime 3x -timeout 20m ./internal/recorder
 	$(GO) test -run '^$$' -bench 'ReclaimReaction|Start$$' -benchtime 1x -timeout 20m ./internal/arbiter
 	$(GO) test -run '^$$' -bench Reports -benchtime 3x -timeout 30m ./internal/report
+	$(GO) test -run '^$$' -bench 'Console$$' -benchtime 5x -timeout 30m ./internal/console
 	$(GO) test -run '^$$' -bench Replay -benchtime 1x ./internal/replay
 	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./internal/replay
 	$(GO) test -run '^$$' -bench JobsReplay -benchtime 1x -timeout 30m ./internal/jobreplay
