@@ -135,7 +135,7 @@ func loadReclaims(ctx context.Context, q Querier, ps []*plan) ([]reclaimNotice, 
 	lo, hi := span(ps)
 	rows, err := queryRows[reclaimNotice](ctx, q, fmt.Sprintf(`SELECT id, toUnixTimestamp64Milli(at) AS at_ms, location,
 		kind, instance FROM %s WHERE location IN (%s) AND at >= %s AND at <= %s ORDER BY at_ms, id LIMIT 1 BY id`,
-		q.Table("capacity_reclaimed"), lits(keysOf(locs)), ms64(time.UnixMilli(lo).Add(-reclaimLookback)), ms64(time.UnixMilli(hi))))
+		q.Table("capacity_reclaimed"), lits(sortedKeys(locs)), ms64(time.UnixMilli(lo).Add(-reclaimLookback)), ms64(time.UnixMilli(hi))))
 	if err != nil {
 		return nil, fmt.Errorf("reading reclaim notices: %w", err)
 	}

@@ -54,7 +54,7 @@ func loadPriceChanges(ctx context.Context, q Querier, ps []*plan) ([]priceObs, e
 	rows, err := queryRows[priceObs](ctx, q, fmt.Sprintf(`SELECT id, toUnixTimestamp64Milli(at) AS at_ms, provider, region,
 		zone, instance_type, market, usd_per_hour, source FROM %s
 		WHERE instance_type IN (%s) AND market IN (%s) AND at >= %s AND at <= %s ORDER BY at_ms, id LIMIT 1 BY id`,
-		q.Table("price_observed"), lits(keysOf(types)), lits(keysOf(markets)),
+		q.Table("price_observed"), lits(sortedKeys(types)), lits(sortedKeys(markets)),
 		ms64(time.UnixMilli(lo).Add(-2*priceLookback)), ms64(time.UnixMilli(hi))))
 	if err != nil {
 		return nil, fmt.Errorf("reading the prices of offers moved to: %w", err)
@@ -136,7 +136,7 @@ func loadTokenMinutes(ctx context.Context, q Querier, ps []*plan) ([]tokenMinute
 		toInt64(sum(delta_prompt_tokens + delta_generation_tokens)) AS tokens, toUnixTimestamp64Milli(max(at)) AS last_ms
 		FROM (SELECT * FROM %s WHERE workload IN (%s) AND at >= %s AND at < %s LIMIT 1 BY id)
 		WHERE (toString(workload), minute) IN (%s) GROUP BY workload, minute`,
-		q.Table("tokens_sample"), lits(keysOf(ws)), ms64(time.UnixMilli(lo).Add(-2*demandLookback-time.Minute)),
+		q.Table("tokens_sample"), lits(sortedKeys(ws)), ms64(time.UnixMilli(lo).Add(-2*demandLookback-time.Minute)),
 		ms64(time.UnixMilli(hi)), strings.Join(keys, ", ")))
 	if err != nil {
 		return nil, fmt.Errorf("reading the token rates before demand plans: %w", err)

@@ -125,7 +125,7 @@ func loadSteps(ctx context.Context, q Querier, o Options, ps []*plan) error {
 		ids[i], workloads[p.Workload] = p.PlanID, true
 		p.steps = map[string][]actionStep{}
 	}
-	ws := keysOf(workloads)
+	ws := sortedKeys(workloads)
 	since := ms64(o.Window.Since)
 	steps, err := queryRows[actionStep](ctx, q, fmt.Sprintf(`SELECT plan_id, action_id, status, actor, detail,
 		toUnixTimestamp64Milli(at) AS at_ms FROM %s
@@ -216,7 +216,7 @@ func (p *plan) outcome() string {
 		n[cmp.Or(s.Status, "unrecorded")]++
 	}
 	if len(n) == 1 {
-		return keysOf(n)[0]
+		return sortedKeys(n)[0]
 	}
 	var parts []string
 	for _, s := range append(slices.Clone(stepOrder), "unrecorded") {
