@@ -91,7 +91,7 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	if o.Fleet == nil {
 		return nil, fmt.Errorf("report savings needs the fleet file (--fleet bursar.yaml) to know each location's region and where workloads may run")
 	}
-	us, err := costUsage(ctx, q, o, bucketOf(o.Window))
+	us, err := costUsage(ctx, q, o, bucketOf(o.Window), usageCols(o, Workload, Location, Market, GPU))
 	if err != nil {
 		return nil, err
 	}
