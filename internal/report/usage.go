@@ -151,18 +151,16 @@ func (r keyRow) key() Key { return Key{r.Workload, r.Location, r.Provider, r.Mar
 
 func rollupUsage(ctx context.Context, q Querier, o Options, lo, hi time.Time, acc *usageAcc) error {
 	sel, group := acc.cols.selectKey()
-	rows, err := queryRows[struct {
-		keyRow
-		Step         int64   `json:"step"`
-		USD          float64 `json:"usd"`
-		GPUHours     float64 `json:"gpu_hours"`
-		ReplicaHours float64 `json:"replica_hours"`
-	}](ctx, q, fmt.Sprintf(`SELECT %s
+	out, err := q.Query(ctx, fmt.Sprintf(`SELECT %s
 		intDiv(toUnixTimestamp(hour), %d) * %d AS step, sum(usd) AS usd, sum(gpu_hours) AS gpu_hours,
 		sum(replica_hours) AS replica_hours
 		FROM %s WHERE hour >= %s AND hour < %s AND %s
 		%s`,
 		sel, int64(acc.step.Seconds()), int64(acc.step.Seconds()), q.Table("cost_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, costCols), groupBy(append(group, "step"))))
+	if err != nil {
+		return fmt.Errorf("reading the cost rollup: %w", err)
+	}
+	rows, err := decodeUsageRows(out)
 	if err != nil {
 		return fmt.Errorf("reading the cost rollup: %w", err)
 	}
