@@ -29,11 +29,11 @@ func ParseBasis(s string) (string, error) {
 	return "", fmt.Errorf("--basis %q: want estimated or billed", s)
 }
 
-// costUsage is loadUsage on the options' basis: with billed, each workload's spend at a location
+// costUsage is loadUsageOf on the options' basis: with billed, each workload's spend at a location
 // on a day where billed charges were matched to it is its billed EffectiveCost, spread over that
 // day's usage in proportion to the estimate, and marked Billed.
-func costUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([]Usage, error) {
-	us, err := loadUsage(ctx, q, o, step)
+func costUsage(ctx context.Context, q Querier, o Options, step time.Duration, cols keyCols) ([]Usage, error) {
+	us, err := loadUsageOf(ctx, q, o, step, cols)
 	if err != nil || o.Basis != BasisBilled {
 		return us, err
 	}

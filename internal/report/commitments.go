@@ -30,7 +30,7 @@ func Commitments(ctx context.Context, q Querier, o CommitOptions) (*Result, erro
 	if o.Discount <= 0 {
 		o.Discount = 0.3
 	}
-	us, err := loadUsage(ctx, q, o.Options, time.Hour)
+	us, err := loadUsageOf(ctx, q, o.Options, time.Hour, usageCols(o.Options, GPU))
 	if err != nil {
 		return nil, err
 	}

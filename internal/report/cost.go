@@ -68,7 +68,7 @@ func dimsRow(by []Dim, values []string) cli.Row {
 // Cost is `report cost`: spend, GPU-hours and cost per GPU-hour, and the share of spend on spot,
 // on-demand and reserved capacity, by the --by dimensions.
 func Cost(ctx context.Context, q Querier, o Options) (*Result, error) {
-	us, err := costUsage(ctx, q, o, bucketOf(o.Window))
+	us, err := costUsage(ctx, q, o, bucketOf(o.Window), usageCols(o, Market))
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func Idle(ctx context.Context, q Querier, o IdleOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	us, err := loadUsage(ctx, q, o.Options, 24*time.Hour)
+	us, err := loadUsageOf(ctx, q, o.Options, 24*time.Hour, usageCols(o.Options, Location, GPU))
 	if err != nil {
 		return nil, err
 	}

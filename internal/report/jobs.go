@@ -163,7 +163,7 @@ func priceJobs(ctx context.Context, q Querier, o Options, jobs map[string]*job, 
 		since = minTime(since, time.UnixMilli(j.rows[0].AtMS))
 	}
 	po := Options{Window: Window{Since: since.UTC(), Until: end}, Filter: Filter{Workload: names}, Now: end, Basis: o.Basis}
-	us, err := costUsage(ctx, q, po, 24*time.Hour)
+	us, err := costUsage(ctx, q, po, 24*time.Hour, usageCols(po, Workload))
 	if err != nil {
 		return err
 	}

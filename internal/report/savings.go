@@ -81,6 +81,38 @@ func cheapestAllowed(c *fleet.Config, ps []listPrice, workload, gpu string) floa
 	return best
 }
 
+// priceBook is cheapestAt and cheapestAllowed, each looked up once for a location or workload
+// and a GPU type, not once a series and step.
+type priceBook struct {
+	c                *fleet.Config
+	ps               []listPrice
+	atLoc, byAllowed map[[2]string]float64
+}
+
+func newPriceBook(c *fleet.Config, ps []listPrice) *priceBook {
+	return &priceBook{c: c, ps: ps, atLoc: map[[2]string]float64{}, byAllowed: map[[2]string]float64{}}
+}
+
+func (b *priceBook) at(l *fleet.Location, gpu string) float64 {
+	k := [2]string{l.Name, gpu}
+	p, ok := b.atLoc[k]
+	if !ok {
+		p = cheapestAt(b.ps, l, gpu)
+		b.atLoc[k] = p
+	}
+	return p
+}
+
+func (b *priceBook) allowed(workload, gpu string) float64 {
+	k := [2]string{workload, gpu}
+	p, ok := b.byAllowed[k]
+	if !ok {
+		p = cheapestAllowed(b.c, b.ps, workload, gpu)
+		b.byAllowed[k] = p
+	}
+	return p
+}
+
 // Savings is `report savings`: what the same GPU-hours would have cost on on-demand at list price
 // in the same locations and at the cheapest on-demand anywhere each workload may run, against
 // what they cost and what the arbitrage itself spent to get them: the savings are net of the
@@ -91,7 +123,7 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	if o.Fleet == nil {
 		return nil, fmt.Errorf("report savings needs the fleet file (--fleet bursar.yaml) to know each location's region and where workloads may run")
 	}
-	us, err := costUsage(ctx, q, o, bucketOf(o.Window))
+	us, err := costUsage(ctx, q, o, bucketOf(o.Window), usageCols(o, Workload, Location, Market, GPU))
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +151,14 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 	}
 	missing := map[string]bool{}
 	gpuOf := map[[3]string]string{}
+	book := newPriceBook(o.Fleet, ps)
 	var pts []Point
 	for _, u := range us {
 		a := group(u.Key)
 		gpuOf[[3]string{u.Workload, u.Location, u.Market}] = u.GPU
 		same, cheap := u.USD, u.USD // no price: no saving claimed
 		if l, ok := o.Fleet.Location(u.Location); ok {
-			if p := cheapestAt(ps, l, u.GPU); !math.IsNaN(p) {
+			if p := book.at(l, u.GPU); !math.IsNaN(p) {
 				same = u.GPUHours * p
 			} else {
 				missing[u.Location+" "+u.GPU] = true
@@ -133,7 +166,7 @@ func Savings(ctx context.Context, q Querier, o Options) (*Result, error) {
 		} else {
 			missing[u.Location+" (not in the fleet file)"] = true
 		}
-		if p := cheapestAllowed(o.Fleet, ps, u.Workload, u.GPU); !math.IsNaN(p) {
+		if p := book.allowed(u.Workload, u.GPU); !math.IsNaN(p) {
 			cheap = u.GPUHours * p
 		}
 		a.usd, a.gpuh, a.same, a.cheapest = a.usd+u.USD, a.gpuh+u.GPUHours, a.same+same, a.cheapest+cheap

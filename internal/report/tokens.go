@@ -98,7 +98,11 @@ func Tokens(ctx context.Context, q Querier, o TokenOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	us, err := costUsage(ctx, q, uo, bucketOf(o.Window))
+	cols := usageCols(uo, Workload, Location) // tokens as counted are by workload and location
+	if split {
+		cols = allCols // split among the offers that ran
+	}
+	us, err := costUsage(ctx, q, uo, bucketOf(o.Window), cols)
 	if err != nil {
 		return nil, err
 	}

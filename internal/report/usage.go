@@ -56,7 +56,13 @@ var costCols = map[Dim]string{Workload: "workload", Location: "location", Provid
 // of step (an hour or a day): the rollup is summed to that step in the query, so a month of hourly
 // rows is not sent back to be added up here.
 func loadUsage(ctx context.Context, q Querier, o Options, step time.Duration) ([]Usage, error) {
-	acc := &usageAcc{m: map[usageKey]*Usage{}, step: step}
+	return loadUsageOf(ctx, q, o, step, allCols)
+}
+
+// loadUsageOf is loadUsage with only the key fields in cols: usage is summed over the others,
+// in the query where it can be, and they are left empty.
+func loadUsageOf(ctx context.Context, q Querier, o Options, step time.Duration, cols keyCols) ([]Usage, error) {
+	acc := &usageAcc{m: map[usageKey]*Usage{}, step: step, cols: cols}
 	w := o.Window
 	lo, hi := hourCeil(w.Since), hourFloor(w.Until)
 	var edges [][2]time.Time
@@ -114,13 +120,15 @@ func (u *Usage) add(usd, gpuHours, replicaHours float64) {
 	u.ReplicaHours += replicaHours
 }
 
-// usageAcc sums usage by key and step.
+// usageAcc sums usage by key (its fields in cols) and step.
 type usageAcc struct {
 	m    map[usageKey]*Usage
 	step time.Duration
+	cols keyCols
 }
 
 func (a *usageAcc) slot(k Key, t time.Time) *Usage {
+	k = a.cols.project(k)
 	t = t.UTC().Truncate(a.step)
 	uk := usageKey{k, t.Unix()}
 	u := a.m[uk]
@@ -142,18 +150,17 @@ type keyRow struct {
 func (r keyRow) key() Key { return Key{r.Workload, r.Location, r.Provider, r.Market, r.GPU} }
 
 func rollupUsage(ctx context.Context, q Querier, o Options, lo, hi time.Time, acc *usageAcc) error {
-	rows, err := queryRows[struct {
-		keyRow
-		Step         int64   `json:"step"`
-		USD          float64 `json:"usd"`
-		GPUHours     float64 `json:"gpu_hours"`
-		ReplicaHours float64 `json:"replica_hours"`
-	}](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
+	sel, group := acc.cols.selectKey()
+	out, err := q.Query(ctx, fmt.Sprintf(`SELECT %s
 		intDiv(toUnixTimestamp(hour), %d) * %d AS step, sum(usd) AS usd, sum(gpu_hours) AS gpu_hours,
 		sum(replica_hours) AS replica_hours
 		FROM %s WHERE hour >= %s AND hour < %s AND %s
-		GROUP BY workload, location, provider, market, gpu_model, step`,
-		int64(acc.step.Seconds()), int64(acc.step.Seconds()), q.Table("cost_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, costCols)))
+		%s`,
+		sel, int64(acc.step.Seconds()), int64(acc.step.Seconds()), q.Table("cost_hourly"), hourLit(lo), hourLit(hi), where(o.Filter, costCols), groupBy(append(group, "step"))))
+	if err != nil {
+		return fmt.Errorf("reading the cost rollup: %w", err)
+	}
+	rows, err := decodeUsageRows(out)
 	if err != nil {
 		return fmt.Errorf("reading the cost rollup: %w", err)
 	}
@@ -195,19 +202,20 @@ func (iv interval) spread(acc *usageAcc, a, b time.Time) {
 // clips each interval to [a, b) and sums by key, so an edge sends back a row per series, not one
 // per sample (a busy hour holds hundreds per series).
 func edgeUsage(ctx context.Context, q Querier, o Options, a, b time.Time, acc *usageAcc) error {
+	sel, group := acc.cols.selectKey()
 	rows, err := queryRows[struct {
 		keyRow
 		USD          float64 `json:"usd"`
 		GPUHours     float64 `json:"gpu_hours"`
 		ReplicaHours float64 `json:"replica_hours"`
-	}](ctx, q, fmt.Sprintf(`SELECT workload, location, provider, market, gpu_model AS gpu,
+	}](ctx, q, fmt.Sprintf(`SELECT %s
 		sum(prev_ready * prev_usd_per_hour * ms) / 3600000 AS usd, sum(prev_ready * gpus_per_replica * ms) / 3600000 AS gpu_hours,
 		sum(prev_ready * ms) / 3600000 AS replica_hours
 		FROM (SELECT workload, location, provider, market, gpu_model, gpus_per_replica, prev_ready, prev_usd_per_hour,
 				least(toUnixTimestamp64Milli(at), %d) - greatest(toUnixTimestamp64Milli(prev_at), %d) AS ms
 			FROM %s WHERE prev_ready > 0 AND at > prev_at AND at > %s AND prev_at < %s AND %s)
-		GROUP BY workload, location, provider, market, gpu_model`,
-		b.UnixMilli(), a.UnixMilli(), q.Table("replica_state"), ms64(a), ms64(b), where(o.Filter, costCols)))
+		%s`,
+		sel, b.UnixMilli(), a.UnixMilli(), q.Table("replica_state"), ms64(a), ms64(b), where(o.Filter, costCols), groupBy(group)))
 	if err != nil {
 		return fmt.Errorf("reading replica intervals: %w", err)
 	}
