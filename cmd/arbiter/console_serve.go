@@ -11,9 +11,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/console"
 )
 
-// consoleOptions are what arbiter run hands the console: its access flags, and what it shows.
-type consoleOptions = console.Options
-
 // checkConsole refuses the console's flags before anything is opened: a non-loopback address
 // without TLS, half a TLS pair, a trusted header without proxies.
 func checkConsole(a console.Access) error {
@@ -26,7 +23,7 @@ func checkConsole(a console.Access) error {
 // serveConsole adds the web console to group, on o.Access.Addr: its address is taken now, so a
 // port in use or a refused address stops the start with a clear error. It serves nothing when
 // the address is empty, or when there is no history to read (--no-history), which it says.
-func serveConsole(group *run.Group, ctx context.Context, o consoleOptions, log *slog.Logger) error {
+func serveConsole(group *run.Group, ctx context.Context, o console.Options, log *slog.Logger) error {
 	if o.Access.Addr == "" {
 		return nil
 	}

@@ -123,7 +123,7 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	defer inf.Close()
 	reg.MustRegister(bus.NewFillCollector(inf.JS))
 	var group run.Group
-	web := consoleOptions{Access: o.console}
+	web := console.Options{Access: o.console}
 	web.Access.DataDir = g.DataDir
 	checks := []health.Check{health.NATS(inf.Conn), health.Streams(inf.JS, bus.Market, bus.Telemetry, bus.Fleet)}
 	if st := inf.Store; st != nil {
