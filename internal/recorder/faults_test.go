@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,31 @@ type faultyBus struct {
 	JetStream
 	deliver func(jetstream.Msg) jetstream.Msg // nil: every message as it comes
 	deaf    atomic.Int64
+	// failOnResume is how many reads of a stream fail, as a server electing a leader answers
+	// (503), once a restart first finds its consumer; streamFails counts them down.
+	failOnResume, streamFails atomic.Int64
+}
+
+// errUnavailable is what a JetStream server answers while its cluster elects a leader.
+var errUnavailable = errors.New("nats: API error: code=503 err_code=10008 description=JetStream system temporarily unavailable")
+
+func (b *faultyBus) Consumer(ctx context.Context, stream, name string) (jetstream.Consumer, error) {
+	c, err := b.JetStream.Consumer(ctx, stream, name)
+	if err == nil {
+		if n := b.failOnResume.Swap(0); n > 0 {
+			b.streamFails.Store(n)
+		}
+	}
+	return c, err
+}
+
+func (b *faultyBus) Stream(ctx context.Context, stream string) (jetstream.Stream, error) {
+	for n := b.streamFails.Load(); n > 0; n = b.streamFails.Load() {
+		if b.streamFails.CompareAndSwap(n, n-1) {
+			return nil, errUnavailable
+		}
+	}
+	return b.JetStream.Stream(ctx, stream)
 }
 
 func (b *faultyBus) CreateOrUpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {

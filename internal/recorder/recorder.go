@@ -44,6 +44,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/bursar-dev/bursar/internal/backoff"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
 )
@@ -223,12 +224,33 @@ func (r *Recorder) consumer(ctx context.Context, stream string, cursor mark, rep
 // runStream records one stream until ctx ends. A run that a detector ends with a cause starts
 // over, on a fresh iterator or a consumer recreated where resumeFrom says, from the stream's
 // cursor: the last message stored.
+//
+// A restart that cannot read where to resume (the server answers 503 while a cluster elects a
+// leader, a node is away) tries again with backoff, as a failed insert does: the recorder stops
+// only on what fails when it starts.
 func (r *Recorder) runStream(ctx context.Context, stream string) error {
 	var cursor mark       // the last message a run stored
 	reported := causeNone // why the last run ended
+	delays := backoff.Policy{Min: r.cfg.MinBackoff, Max: r.cfg.MaxBackoff}
+	failed := 0 // restarts in a row that could not resume
 	for {
 		sctx, restart := context.WithCancelCause(ctx)
 		err := r.recordStream(sctx, restart, stream, &cursor, reported)
+		var resuming *resumeError
+		if errors.As(err, &resuming) && reported != causeNone && ctx.Err() == nil {
+			restart(nil)
+			if failed++; failed == 1 {
+				r.cfg.Log.Warn("restarting the recorder's read failed; retrying with backoff", "stream", stream,
+					"cause", reported, "err", err)
+			}
+			select {
+			case <-time.After(delays.Delay(failed)):
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		failed = 0
 		again := errors.As(context.Cause(sctx), &reported)
 		restart(nil)
 		if err != nil || ctx.Err() != nil || !again {
@@ -237,11 +259,17 @@ func (r *Recorder) runStream(ctx context.Context, stream string) error {
 	}
 }
 
+// resumeError is a failure to set up a run's consumer: reading where to resume, or creating it.
+type resumeError struct{ err error }
+
+func (e *resumeError) Error() string { return e.err.Error() }
+func (e *resumeError) Unwrap() error { return e.err }
+
 func (r *Recorder) recordStream(ctx context.Context, restart context.CancelCauseFunc, stream string, cursor *mark,
 	reported cause) error {
 	cons, err := r.consumer(ctx, stream, *cursor, reported)
 	if err != nil {
-		return err
+		return &resumeError{err}
 	}
 	cc := r.consumerConfig(stream)
 	l := &loop{r: r, stream: stream, durable: cc.Durable, log: r.cfg.Log.With("stream", stream),

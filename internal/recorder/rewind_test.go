@@ -206,6 +206,30 @@ func TestAStalledReadIsStartedOver(t *testing.T) {
 	}
 }
 
+// TestARestartThatCannotReadWhereToResumeTriesAgain: the read stalls, and the restart finds the
+// server unable to say where the stream stands three times (503, as while a cluster elects a
+// leader). It tries again with backoff and records every event; before, the recorder stopped
+// there, as it did in the soak's fault run ("JetStream system temporarily unavailable").
+func TestARestartThatCannotReadWhereToResumeTriesAgain(t *testing.T) {
+	env, st := bustest.Start(t), storetest.New(t)
+	publish(t, env, sweeps("n", 50, yesterday.Add(10*time.Hour)))
+	js := &faultyBus{JetStream: env.JS}
+	js.deaf.Store(1)
+	js.failOnResume.Store(3)
+	stop := startOn(t, js, st, Config{Streams: []string{bus.Telemetry}, Check: 50 * time.Millisecond,
+		MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	settled(t, env, "recorder", bus.Telemetry)
+	if n := queryInt(t, st, "SELECT count() AS n FROM "+st.Table("gpu_sample")); n != 50 {
+		t.Errorf("%d rows, want 50", n)
+	}
+	if armed, left := js.failOnResume.Load(), js.streamFails.Load(); armed != 0 || left != 0 {
+		t.Errorf("the restart met %d of the 3 failed reads (armed: %v)", 3-left, armed == 0)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("the recorder stopped with %v", err)
+	}
+}
+
 // TestStalledNeedsPendingMessagesNobodyPullsAndRoom: a read is stalled only when the consumer
 // holds messages, no pull request waits for them and it may still deliver; a consumer at its
 // ack-pending limit (the store is refusing, nothing gets acked) is waiting, not stalled.
