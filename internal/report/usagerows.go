@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
+
+	"github.com/bursar-dev/bursar/internal/events"
 )
 
 // usageRow is one row of the cost rollup summed to a step, as rollupUsage queries it.
@@ -41,35 +42,33 @@ func decodeUsageRows(out []byte) ([]usageRow, error) {
 }
 
 // scanUsageRow reads a line that is a flat JSON object of usageRow's fields, each named exactly
-// as its tag, into r, and reports whether it could; strings are looked up in names, so a
-// workload's name is one string however many rows carry it.
+// as its tag, into r, with the events package's scanner (the one JSON scanner), and reports
+// whether it could; strings are looked up in names, so a workload's name is one string however
+// many rows carry it.
 func scanUsageRow(line []byte, r *usageRow, names map[string]string) bool {
-	s := scanner{b: line}
-	if !s.skip('{') {
+	s := events.NewScanner(line)
+	if !s.Byte('{') {
 		return false
 	}
-	if s.skip('}') {
-		return s.end()
+	if s.Byte('}') {
+		return s.End()
 	}
 	for {
-		key, ok := s.str()
-		if !ok || !s.skip(':') {
+		key, ok := s.Key()
+		if !ok || !usageField(&s, key, r, names) {
 			return false
 		}
-		if !s.field(key, r, names) {
-			return false
+		if s.Byte('}') {
+			return s.End()
 		}
-		if s.skip('}') {
-			return s.end()
-		}
-		if !s.skip(',') {
+		if !s.Byte(',') {
 			return false
 		}
 	}
 }
 
-// field reads the value of the field named key into r.
-func (s *scanner) field(key []byte, r *usageRow, names map[string]string) bool {
+// usageField reads the value of the field named key into r.
+func usageField(s *events.Scanner, key []byte, r *usageRow, names map[string]string) bool {
 	var dst *string
 	switch string(key) {
 	case "workload":
@@ -83,19 +82,17 @@ func (s *scanner) field(key []byte, r *usageRow, names map[string]string) bool {
 	case "gpu":
 		dst = &r.GPU
 	case "step":
-		n, err := strconv.ParseInt(string(s.number()), 10, 64)
-		r.Step = n
-		return err == nil
+		return s.Int64(&r.Step)
 	case "usd":
-		return s.float(&r.USD)
+		return s.Float64(&r.USD)
 	case "gpu_hours":
-		return s.float(&r.GPUHours)
+		return s.Float64(&r.GPUHours)
 	case "replica_hours":
-		return s.float(&r.ReplicaHours)
+		return s.Float64(&r.ReplicaHours)
 	default:
 		return false // encoding/json matches names without regard to case
 	}
-	v, ok := s.str()
+	v, ok := s.Str()
 	if !ok {
 		return false
 	}
@@ -106,97 +103,4 @@ func (s *scanner) field(key []byte, r *usageRow, names map[string]string) bool {
 	}
 	*dst = name
 	return true
-}
-
-// scanner reads a line of JSON left to right.
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\r' || s.b[s.i] == '\n') {
-		s.i++
-	}
-}
-
-// skip reads c after any space.
-func (s *scanner) skip(c byte) bool {
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// end reports whether only space is left.
-func (s *scanner) end() bool {
-	s.space()
-	return s.i == len(s.b)
-}
-
-// str reads a string of printable ASCII without escapes (anything else is left to encoding/json).
-func (s *scanner) str() ([]byte, bool) {
-	if !s.skip('"') {
-		return nil, false
-	}
-	start := s.i
-	for ; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			s.i++
-			return s.b[start : s.i-1], true
-		case c == '\\' || c < 0x20 || c >= 0x80:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// number reads a JSON number, or nothing where there is none.
-func (s *scanner) number() []byte {
-	s.space()
-	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
-	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case s.digits() == 0:
-		return nil
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			return nil
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			return nil
-		}
-	}
-	return s.b[start:s.i]
-}
-
-func (s *scanner) digits() int {
-	n := 0
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-		n++
-	}
-	return n
-}
-
-// float reads a JSON number into f.
-func (s *scanner) float(f *float64) bool {
-	v, err := strconv.ParseFloat(string(s.number()), 64)
-	*f = v
-	return err == nil
 }
