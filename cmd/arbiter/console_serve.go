@@ -11,15 +11,6 @@ import (
 	"github.com/bursar-dev/bursar/internal/console"
 )
 
-// checkConsole refuses the console's flags before anything is opened: a non-loopback address
-// without TLS, half a TLS pair, a trusted header without proxies.
-func checkConsole(a console.Access) error {
-	if a.Addr == "" {
-		return nil
-	}
-	return a.Check()
-}
-
 // serveConsole adds the web console to group, on o.Access.Addr: its address is taken now, so a
 // port in use or a refused address stops the start with a clear error. It serves nothing when
 // the address is empty, or when there is no history to read (--no-history), which it says.

@@ -65,7 +65,7 @@ stale and back (once each), and budget thresholds. See docs/budgets.md.`,
 			if err := checkStale(o.stale); err != nil {
 				return err
 			}
-			if err := checkConsole(o.console); err != nil {
+			if err := o.console.Check(); err != nil { // before anything is opened
 				return err
 			}
 			log, err := g.Logger(cmd.ErrOrStderr())

@@ -75,15 +75,16 @@ func consolePart(ctx context.Context, cmd *cobra.Command, g *cli.Globals, a cons
 	}
 	a.DataDir = g.DataDir
 	srv, err := console.New(console.Options{Reports: r, Fleet: fl, Policies: policies(ctx, cmd, g, log), Access: a, Log: log})
-	if err == nil {
-		var ln net.Listener
-		if ln, err = net.Listen("tcp", a.Addr); err == nil {
-			return func(ctx context.Context) error { return srv.Serve(ctx, ln) }, closeFn, nil
-		}
-		err = fmt.Errorf("--console-listen %s: %w", a.Addr, err)
+	if err != nil {
+		_ = closeFn()
+		return nil, nil, err
 	}
-	_ = closeFn()
-	return nil, nil, err
+	ln, err := net.Listen("tcp", a.Addr)
+	if err != nil {
+		_ = closeFn()
+		return nil, nil, fmt.Errorf("--console-listen %s: %w", a.Addr, err)
+	}
+	return func(ctx context.Context) error { return srv.Serve(ctx, ln) }, closeFn, nil
 }
 
 // policies reads the budget policies from the bus once, for the budgets page; none when the bus

@@ -84,10 +84,8 @@ func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
 			return err
 		}
 	}
-	if o.console.Addr != "" {
-		if err := o.console.Check(); err != nil {
-			return err
-		}
+	if err := o.console.Check(); err != nil {
+		return err
 	}
 	fl, err := loadFleet(o.fleetFile, false)
 	if err != nil {
