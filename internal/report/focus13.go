@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/bursar-dev/bursar/internal/billing"
@@ -138,12 +139,12 @@ func sumOf(idx []int, f func(int) float64) float64 {
 	return s
 }
 
-// focus13Row is a 1.2 row in 1.3, its share of the origin charge ratio.
+// focus13Row is a 1.2 row in 1.3; ratio is its share of its origin charge.
 func focus13Row(r cli.Row, ratio float64) (cli.Row, error) {
 	out := maps.Clone(r)
-	out["ServiceProviderName"], out["HostProviderName"] = focusEntities(cellString(r["ProviderName"]))
+	out["ServiceProviderName"], out["HostProviderName"] = focusEntities(cellText(r["ProviderName"]))
 	tags := map[string]string{}
-	if t := cellString(r["Tags"]); t != "" {
+	if t := cellText(r["Tags"]); t != "" {
 		if err := json.Unmarshal([]byte(t), &tags); err != nil {
 			return nil, fmt.Errorf("its Tags %.80q: %w", t, err)
 		}
@@ -155,11 +156,8 @@ func focus13Row(r cli.Row, ratio float64) (cli.Row, error) {
 			delete(tags, k)
 		}
 	}
-	out["Tags"], out["AllocatedTags"] = compactJSON(own), ""
-	if len(tags) > 0 {
-		out["AllocatedTags"] = compactJSON(tags)
-	}
-	loc, market, gpu := cellString(r["x_Location"]), cellString(r["x_Market"]), cellString(r["x_GPUModel"])
+	out["Tags"], out["AllocatedTags"] = objectCell(own), objectCell(tags)
+	loc, market, gpu := cellText(r["x_Location"]), cellText(r["x_Market"]), cellText(r["x_GPUModel"])
 	out["ResourceId"] = loc + "/" + market + "/" + gpu
 	out["ResourceName"] = gpu + " " + market + " capacity at " + loc
 	out["ResourceType"] = "GPU capacity"
@@ -167,18 +165,23 @@ func focus13Row(r cli.Row, ratio float64) (cli.Row, error) {
 	out["AllocatedResourceId"], out["AllocatedResourceName"] = r["ResourceId"], r["ResourceName"]
 	gpuHours := cellFloat(r["ConsumedQuantity"])
 	out["AllocatedMethodDetails"] = compactJSON(map[string][]allocatedElement{
-		"Elements": {{AllocatedRatio: ratio, UsageUnit: cellString(r["ConsumedUnit"]), UsageQuantity: gpuHours}}})
+		"Elements": {{AllocatedRatio: ratio, UsageUnit: cellText(r["ConsumedUnit"]), UsageQuantity: gpuHours}}})
 	out["ContractApplied"] = ""
-	if id := cellString(r["CommitmentDiscountId"]); id != "" {
+	if id := cellText(r["CommitmentDiscountId"]); id != "" {
 		out["ContractApplied"] = compactJSON(map[string][]contractElement{"Elements": {{ContractID: id, ContractCommitmentID: id,
 			AppliedCost: cellFloat(r["BilledCost"]), AppliedQuantity: cellFloat(r["CommitmentDiscountQuantity"]),
-			AppliedUnit: cellString(r["CommitmentDiscountUnit"])}}})
+			AppliedUnit: cellText(r["CommitmentDiscountUnit"])}}})
 	}
 	return out, nil
 }
 
-// cellString is a cell as text ("" for null).
-func cellString(v any) string { return cellText(v) }
+// objectCell is a JSON object cell, null when the object is empty.
+func objectCell(m map[string]string) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return compactJSON(m)
+}
 
 // cellFloat is a numeric cell's value; 0 for null or text that is not a number.
 func cellFloat(v any) float64 {
@@ -190,8 +193,8 @@ func cellFloat(v any) float64 {
 	case int64:
 		return float64(x)
 	}
-	var f float64
-	if _, err := fmt.Sscan(cellText(v), &f); err != nil || math.IsNaN(f) {
+	f, err := strconv.ParseFloat(cellText(v), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0
 	}
 	return f

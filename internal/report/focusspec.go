@@ -71,6 +71,9 @@ func withColumns(base, added []billing.Column) []billing.Column {
 // columns, in name order, the x_ columns still last.
 func withNames(extra []string, added []billing.Column) []string {
 	i := slices.IndexFunc(extra, func(c string) bool { return strings.HasPrefix(c, "x_") })
+	if i < 0 {
+		i = len(extra)
+	}
 	focus := slices.Clone(extra[:i])
 	for _, c := range added {
 		if c.Level != billing.Mandatory {
