@@ -133,12 +133,16 @@ func TestFOCUSConformance(t *testing.T) {
 	}
 }
 
-// TestFOCUSMetadata: 1.2's metadata is billing.NewMetadata's; 1.3's names 1.3, types its new
-// columns from the specification and marks only x_ columns as Bursar's.
+// TestFOCUSMetadata: 1.2's columns and metadata are those FOCUS and billing.NewMetadata give;
+// 1.3's metadata names 1.3, types its new columns from the specification and marks only x_
+// columns as Bursar's.
 func TestFOCUSMetadata(t *testing.T) {
 	created := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	extra := map[string]billing.Type{"x_PromptTokens": billing.Decimal}
 	cols12, _ := FOCUSColumnsOf("1.2")
+	if !slices.Equal(cols12, FOCUSColumns()) {
+		t.Errorf("1.2's columns %v, want FOCUS's own %v", cols12, FOCUSColumns())
+	}
 	got, err := FOCUSMetadata("1.2", "Bursar", cols12, extra, created)
 	if want := billing.NewMetadata("Bursar", cols12, extra, created); err != nil || !jsonEqual(got, want) {
 		t.Errorf("1.2 metadata (%v) differs from billing.NewMetadata's", err)
