@@ -44,6 +44,8 @@ func membersOf(e Event, ms []member) []member {
 		return e.members(e.Meta.members(ms))
 	case *JobState:
 		return e.members(e.Meta.members(ms))
+	case *CostAnomaly:
+		return e.members(e.Meta.members(ms))
 	}
 	return nil
 }
@@ -117,6 +119,13 @@ func (e *BudgetAlert) members(ms []member) []member {
 		req("period", &e.Period), req("period_start", &e.PeriodStart), req("basis", &e.Basis),
 		req("threshold", &e.Threshold), req("spend", &e.Spend), req("limit", &e.Limit),
 		req("currency", &e.Currency), opt("cleared", &e.Cleared))
+}
+
+func (e *CostAnomaly) members(ms []member) []member {
+	return append(ms, req("anomaly", &e.Anomaly), req("state", &e.State), req("series", &e.Series),
+		req("cause", &e.Cause), req("start", &e.Start), req("expected_usd_per_hour", &e.Expected),
+		req("observed_usd_per_hour", &e.Observed), req("impact_usd", &e.Impact),
+		req("currency", &e.Currency), opt("moved", &e.Moved))
 }
 
 // empty reports whether omitempty leaves the member out, as encoding/json decides it: a false,

@@ -25,13 +25,14 @@ const (
 	TypeBudgetAlert       Type = "budget.alert"
 	TypeJobProgress       Type = "job.progress"
 	TypeJobState          Type = "job.state"
+	TypeCostAnomaly       Type = "cost.anomaly"
 )
 
 // Types lists every known event type, in a stable order.
 var Types = []Type{
 	TypePriceObserved, TypeCapacityReclaimed, TypeGPUSample, TypeTokensSample,
 	TypeReplicaState, TypePlanDecided, TypeActionUpdated, TypeBudgetAlert,
-	TypeJobProgress, TypeJobState,
+	TypeJobProgress, TypeJobState, TypeCostAnomaly,
 }
 
 // Version is the schema version this binary writes. Decoding accepts any minor version of the same

@@ -25,6 +25,7 @@ var subjectRoots = map[Type]string{
 	TypeBudgetAlert:       "bursar.budget",
 	TypeJobProgress:       "bursar.job.progress",
 	TypeJobState:          "bursar.job.state",
+	TypeCostAnomaly:       "bursar.anomaly",
 }
 
 // SubjectPattern is the NATS wildcard subject events of type t are published on

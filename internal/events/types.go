@@ -178,6 +178,27 @@ type BudgetAlert struct {
 	Cleared     bool      `json:"cleared,omitempty"`
 }
 
+// CostAnomaly says a cost series spends away from what its own history expects: opened when the
+// detector is sure, updated while it goes on, closed when spend is back within the baseline. An
+// anomaly's open, updates and close carry the same Anomaly id.
+type CostAnomaly struct {
+	Meta
+	Anomaly string `json:"anomaly"`
+	State   string `json:"state"` // open, update or closed
+	// Series is the series' key, its dimensions in a fixed order:
+	// "workload=llm,location=aws-use1,gpu_model=H100-80GB,market=spot", "team=search" or "budget=llm-monthly".
+	Series string `json:"series"`
+	// Cause is what an answer to it quiets: the series and the dimensions that moved.
+	Cause    string    `json:"cause"`
+	Start    time.Time `json:"start"` // the start of the first interval out of the baseline
+	Expected float64   `json:"expected_usd_per_hour"`
+	Observed float64   `json:"observed_usd_per_hour"`
+	Impact   float64   `json:"impact_usd"` // observed minus expected spend since Start
+	Currency string    `json:"currency"`
+	// Moved are the child dimensions that explain it, most first ("location=aws-use1").
+	Moved []string `json:"moved,omitempty"`
+}
+
 func (*PriceObserved) EventType() Type     { return TypePriceObserved }
 func (*CapacityReclaimed) EventType() Type { return TypeCapacityReclaimed }
 func (*GPUSample) EventType() Type         { return TypeGPUSample }
@@ -186,6 +207,7 @@ func (*ReplicaState) EventType() Type      { return TypeReplicaState }
 func (*PlanDecided) EventType() Type       { return TypePlanDecided }
 func (*ActionUpdated) EventType() Type     { return TypeActionUpdated }
 func (*BudgetAlert) EventType() Type       { return TypeBudgetAlert }
+func (*CostAnomaly) EventType() Type       { return TypeCostAnomaly }
 
 // Header returns the envelope.
 func (m *Meta) Header() *Meta { return m }
@@ -206,6 +228,7 @@ func (e *ReplicaState) Subject() string {
 func (e *PlanDecided) Subject() string   { return subject(subjectRoots[TypePlanDecided], e.Workload) }
 func (e *ActionUpdated) Subject() string { return subject(subjectRoots[TypeActionUpdated], e.Workload) }
 func (e *BudgetAlert) Subject() string   { return subject(subjectRoots[TypeBudgetAlert], e.Policy) }
+func (e *CostAnomaly) Subject() string   { return subject(subjectRoots[TypeCostAnomaly], e.Anomaly) }
 
 func (e *PriceObserved) identity() []string {
 	return []string{e.Source, e.Provider, e.Region, e.Zone, e.InstanceType, string(e.Market)}
@@ -226,6 +249,10 @@ func (e *ActionUpdated) identity() []string {
 }
 func (e *BudgetAlert) identity() []string {
 	return []string{e.Policy, stamp(e.PeriodStart), e.Basis, e.Threshold, boolWord(e.Cleared)}
+}
+
+func (e *CostAnomaly) identity() []string {
+	return []string{e.Anomaly, e.State, stamp(e.At)}
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -260,6 +287,8 @@ func New(t Type) Event {
 		return &JobProgress{}
 	case TypeJobState:
 		return &JobState{}
+	case TypeCostAnomaly:
+		return &CostAnomaly{}
 	}
 	return nil
 }

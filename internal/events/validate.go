@@ -259,6 +259,19 @@ func (e *ActionUpdated) validate() error {
 	return c.err
 }
 
+func (e *CostAnomaly) validate() error {
+	c := &check{t: e.EventType()}
+	c.text("anomaly", e.Anomaly)
+	c.oneOf("state", e.State, "open", "update", "closed")
+	c.text("series", e.Series)
+	c.text("cause", e.Cause)
+	c.time("start", e.Start)
+	c.nonNegative("expected_usd_per_hour", e.Expected)
+	c.nonNegative("observed_usd_per_hour", e.Observed)
+	c.text("currency", e.Currency)
+	return c.err
+}
+
 func (e *BudgetAlert) validate() error {
 	c := &check{t: e.EventType()}
 	c.text("policy", e.Policy)

@@ -124,6 +124,8 @@ func truncated(e events.Event) events.Event {
 		ms(&c.Deadline)
 	case *events.BudgetAlert:
 		ms(&c.PeriodStart)
+	case *events.CostAnomaly:
+		ms(&c.Start)
 	case *events.JobProgress:
 		if c.CheckpointAt != nil {
 			ms(c.CheckpointAt)

@@ -54,6 +54,9 @@ var tables = map[events.Type]*table{
 	events.TypeJobState: {"job_state", envelope +
 		"job, team, state, work_s, work_done_s, deadline, overhead_s, location, market, gpus_per_replica, " +
 		"usd_per_hour, on_demand_usd_per_hour, usd_spent, preemptions, lost_s, finished_at, reason", writeJobState},
+	events.TypeCostAnomaly: {"cost_anomaly", envelope +
+		"anomaly, state, series, cause, start, expected_usd_per_hour, observed_usd_per_hour, impact_usd, currency, moved",
+		writeAnomaly},
 }
 
 // head writes the envelope columns.
@@ -247,6 +250,22 @@ func writeBudget(r *row, ev events.Event, _ *extra) error {
 		return err
 	}
 	r.cols(e.Basis, e.Threshold, e.Spend, e.Limit, e.Currency, e.Cleared)
+	return nil
+}
+
+func writeAnomaly(r *row, ev events.Event, _ *extra) error {
+	e := ev.(*events.CostAnomaly)
+	if err := head(r, &e.Meta); err != nil {
+		return err
+	}
+	r.cols(e.Anomaly, e.State, e.Series, e.Cause)
+	r.sep()
+	if err := r.time("start", e.Start); err != nil {
+		return err
+	}
+	r.cols(e.Expected, e.Observed, e.Impact, e.Currency)
+	r.sep()
+	r.strings(e.Moved)
 	return nil
 }
 
