@@ -9,23 +9,46 @@ import (
 // Scores are one detector's figures on a benchmark.
 type Scores struct {
 	Injected, Detected  int
+	Ineffective         int // injections that moved the scope's spend by under MinEffect: not scored
 	Alerts, FalseAlerts int
 	MedianDetectMin     float64
 	P95DetectMin        float64
 	PrecisionPct        float64
 	RecallPct           float64
-	Recall2x15Pct       float64 // recall of the injections of ≥ 2× lasting ≥ 15 minutes
+	Recall2x15Pct       float64 // recall of the injections of ≥ 2× (on the scope) lasting ≥ 15 minutes
 	FalsePer100Weeks    float64
 	SeriesWeeks         float64
 	big, bigDetected    int
 	detectMins          []float64
 }
 
-// Tally adds one series' outcome: what was injected into it, what the detector raised on it,
-// and how long the series is. An alert is true when it overlaps an injection; an injection is
-// detected by the first alert that overlaps it, after the injection started, and its
-// time-to-detect is from the injection's start to that alert's DetectedAt.
-func (s *Scores) Tally(injected []Injection, alerts []Anomaly, end time.Time, weeks float64) {
+// MinEffect is the least change of the scope's spend over an injection's span for it to count:
+// a price spike on a zone that held nothing at the time is no cost anomaly.
+const MinEffect = 1.1
+
+// Effect is how much an injection multiplied the scope's spend over its span: the injected
+// total's sum over the clean one's.
+func Effect(clean, injected []Point, j Injection) float64 {
+	var c, x float64
+	for i, p := range clean {
+		if !p.At.Before(j.Start) && p.At.Before(j.End()) {
+			c += p.USDPerHour
+			x += injected[i].USDPerHour
+		}
+	}
+	if c == 0 {
+		return math.Inf(1)
+	}
+	return x / c
+}
+
+// Tally adds one series' outcome: what was injected into it, each injection's Effect, what the
+// detector raised on it, and how long the series is. An alert is true when it overlaps an
+// injection; an injection is detected by the first alert that overlaps it, after the injection
+// started, and its time-to-detect is from the injection's start to that alert's DetectedAt.
+// Injections under MinEffect are not scored (alerts overlapping them are still true); the
+// "≥ 2× for ≥ 15 minutes" recall counts the injections whose Effect on the scope is ≥ 2.
+func (s *Scores) Tally(injected []Injection, effects []float64, alerts []Anomaly, end time.Time, weeks float64) {
 	s.SeriesWeeks += weeks
 	s.Alerts += len(alerts)
 	for _, a := range alerts {
@@ -33,9 +56,13 @@ func (s *Scores) Tally(injected []Injection, alerts []Anomaly, end time.Time, we
 			s.FalseAlerts++
 		}
 	}
-	for _, j := range injected {
+	for k, j := range injected {
+		if effects[k] < MinEffect {
+			s.Ineffective++
+			continue
+		}
 		s.Injected++
-		big := j.Size >= 2 && j.Duration >= 15*time.Minute
+		big := effects[k] >= 2 && j.Duration >= 15*time.Minute
 		if big {
 			s.big++
 		}

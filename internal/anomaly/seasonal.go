@@ -2,6 +2,7 @@ package anomaly
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -21,10 +22,14 @@ type Config struct {
 	// MinUSDPerHour: and at least this far above it, so that idle series do not alert on cents.
 	MinUSDPerHour float64
 	// Persist is how many steps in a row must be over the threshold to open an anomaly; one step
-	// is enough when it is over twice the threshold.
+	// is enough when it is over twice the threshold and over the single steps' spike quantile.
 	Persist int
 	// Calm is how many steps in a row under half the threshold close it.
 	Calm int
+	// Learnable is how many steps of each excursion go into the spread's residuals.
+	Learnable int
+	// Learn is how much history the detector needs before it alerts: two days give it a season and a sight of its usual excursions.
+	Learn time.Duration
 	// Hold is how long an open anomaly keeps its steps out of the baseline; after it the
 	// baseline learns the new level (a change nobody answered becomes the normal).
 	Hold time.Duration
@@ -32,8 +37,8 @@ type Config struct {
 
 // DefaultConfig is Bursar's detector at a 5-minute step.
 func DefaultConfig() Config {
-	return Config{Step: 5 * time.Minute, Z: 5, SpikeQuantile: 0.995, MinRatio: 1.3, MinUSDPerHour: 0.5,
-		Persist: 2, Calm: 3, Hold: 6 * time.Hour}
+	return Config{Step: 5 * time.Minute, Z: 6, SpikeQuantile: 0.995, MinRatio: 1.4, MinUSDPerHour: 0.5,
+		Persist: 2, Calm: 3, Learnable: 6, Learn: 48 * time.Hour, Hold: 6 * time.Hour}
 }
 
 // Seasonal is Bursar's detector for one series: a seasonal baseline (the median of the same time
@@ -46,14 +51,18 @@ type Seasonal struct {
 	cfg   Config
 	base  baseline
 	resid window // residuals of normal steps, for the spread
+	// persisted are the smallest of each Persist residuals in a row: what a normal excursion
+	// that lasts long enough to open an anomaly looks like.
+	persisted window
+	seen      int // steps observed
 	// spread is refreshed hourly: sorting a week of residuals every step is needless.
-	sigma, spike float64
-	sinceSpread  int
-	over         int // steps in a row over the threshold
-	calm         int
-	runStart     time.Time
-	runImpact    float64
-	open         *Anomaly
+	sigma, spike, spike1 float64
+	sinceSpread          int
+	over                 int // steps in a row over the threshold
+	calm                 int
+	runStart             time.Time
+	runImpact            float64
+	open                 *Anomaly
 }
 
 var _ Detector = (*Seasonal)(nil)
@@ -61,7 +70,7 @@ var _ Detector = (*Seasonal)(nil)
 // NewSeasonal is Bursar's detector for the series named key.
 func NewSeasonal(key string, cfg Config) *Seasonal {
 	perDay := int(24 * time.Hour / cfg.Step)
-	return &Seasonal{key: key, cfg: cfg, base: newBaseline(cfg.Step), resid: window{n: 7 * perDay}}
+	return &Seasonal{key: key, cfg: cfg, base: newBaseline(cfg.Step), resid: window{n: 7 * perDay}, persisted: window{n: 7 * perDay}}
 }
 
 // Expected is the baseline for the next step (NaN while the history is under an hour).
@@ -70,20 +79,34 @@ func (s *Seasonal) Expected() float64 { return s.base.expected() }
 // Observe takes the next step.
 func (s *Seasonal) Observe(p Point) []Event {
 	exp := s.base.expected()
-	if math.IsNaN(exp) {
+	s.seen++
+	if math.IsNaN(exp) || time.Duration(s.seen)*s.cfg.Step <= s.cfg.Learn {
 		s.base.push(p.USDPerHour)
+		if !math.IsNaN(exp) {
+			s.pushResidual(p.USDPerHour - exp)
+		}
 		return nil
 	}
 	s.refreshSpread()
 	excess := p.USDPerHour - exp
 	thr := s.threshold(exp)
 	events := s.step(p, exp, excess, thr)
-	held := s.open != nil && p.At.Sub(s.open.Start) < s.cfg.Hold
-	if held || s.over > 0 {
+	excursion := s.open != nil || s.over > 0
+	if !excursion {
+		s.base.push(p.USDPerHour)
+		s.pushResidual(excess)
+		return events
+	}
+	since := p.At.Sub(s.runStart)
+	if since < s.cfg.Hold {
 		s.base.push(exp) // keep the anomaly out of its own baseline
 	} else {
 		s.base.push(p.USDPerHour)
-		s.resid.push(excess)
+	}
+	// The first steps of every excursion teach the spread what excursions this series makes (a
+	// spot fleet's fallbacks to on-demand); a long one does not teach more than a short one.
+	if since < time.Duration(s.cfg.Learnable)*s.cfg.Step {
+		s.pushResidual(excess)
 	}
 	return events
 }
@@ -101,11 +124,21 @@ func (s *Seasonal) refreshSpread() {
 	s.sinceSpread = 1
 	r := s.resid.last()
 	if len(r) < 12 {
-		s.sigma, s.spike = 0, 0
+		s.sigma, s.spike, s.spike1 = 0, 0, 0
 		return
 	}
 	s.sigma = madScale * mad(r, median(r))
-	s.spike = quantile(r, s.cfg.SpikeQuantile)
+	s.spike = quantile(s.persisted.last(), s.cfg.SpikeQuantile)
+	s.spike1 = quantile(r, s.cfg.SpikeQuantile)
+}
+
+// pushResidual records a normal step's residual and the smallest of the last Persist ones.
+func (s *Seasonal) pushResidual(r float64) {
+	s.resid.push(r)
+	last := s.resid.last()
+	if len(last) >= s.cfg.Persist {
+		s.persisted.push(slices.Min(last[len(last)-s.cfg.Persist:]))
+	}
 }
 
 // step moves the anomaly's state by one point.
@@ -137,7 +170,7 @@ func (s *Seasonal) step(p Point, exp, excess, thr float64) []Event {
 	}
 	s.over++
 	s.runImpact += excess * hours
-	if s.over < s.cfg.Persist && excess < 2*thr {
+	if s.over < s.cfg.Persist && excess < max(2*thr, s.spike1) {
 		return nil
 	}
 	s.open = &Anomaly{Series: s.key, Start: s.runStart, DetectedAt: end,

@@ -94,10 +94,15 @@ func Evaluate(ws []*anomaly.Workload, seed uint64, d Detector) anomaly.Scores {
 		for _, j := range plan {
 			inj = anomaly.Apply(inj, j)
 		}
+		clean, dirty := w.Total(), inj.Total()
+		effects := make([]float64, len(plan))
+		for k, j := range plan {
+			effects[k] = anomaly.Effect(clean, dirty, j)
+		}
 		alerts := d.Run(inj)
 		end := w.Start.Add(time.Duration(w.Steps()) * w.Step)
 		weeks := float64(w.Steps()) * w.Step.Hours() / (7 * 24)
-		s.Tally(plan, alerts, end, weeks)
+		s.Tally(plan, effects, alerts, end, weeks)
 	}
 	s.Finish()
 	return s
@@ -107,7 +112,7 @@ func Evaluate(ws []*anomaly.Workload, seed uint64, d Detector) anomaly.Scores {
 func WriteTable(out io.Writer, title string, names []string, scores []anomaly.Scores) error {
 	fmt.Fprintln(out, title)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "detector\tinjected\tdetected\tmedian detect min\tp95 detect min\tprecision %\trecall %\trecall ≥2×≥15min %\talerts\tfalse\tfalse /100 series-weeks\tseries-weeks\t")
+	fmt.Fprintln(tw, "detector\tinjected (scored)\tdetected\tmedian detect min\tp95 detect min\tprecision %\trecall %\trecall ≥2×≥15min %\talerts\tfalse\tfalse /100 series-weeks\tseries-weeks\t")
 	for i, s := range scores {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t\n", names[i], s.Injected, s.Detected,
 			s.MedianDetectMin, s.P95DetectMin, s.PrecisionPct, s.RecallPct, s.Recall2x15Pct, s.Alerts, s.FalseAlerts,
