@@ -1,0 +1,68 @@
+package slack
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/bursar-dev/bursar/internal/events"
+)
+
+// AnomalyOpened is a cost.anomaly event (its open) as a Slack message.
+type AnomalyOpened struct{ *events.CostAnomaly }
+
+func (a AnomalyOpened) Text() string {
+	return fmt.Sprintf("Cost anomaly: %s spends %.2f %s/h, %.2f expected", a.Series, a.Observed, a.Currency, a.Expected)
+}
+
+// Blocks are the message without its buttons.
+func (a AnomalyOpened) Blocks() []slack.Block {
+	moved := "—"
+	if len(a.Moved) > 0 {
+		moved = escape(strings.Join(a.Moved, "\n"))
+	}
+	ratio := ""
+	if a.Expected > 0 {
+		ratio = fmt.Sprintf(" (×%.1f)", a.Observed/a.Expected)
+	}
+	return []slack.Block{
+		header("Cost anomaly: " + a.Series),
+		fields("Spending", fmt.Sprintf("%.2f %s/h%s", a.Observed, a.Currency, ratio),
+			"Expected", fmt.Sprintf("%.2f %s/h", a.Expected, a.Currency),
+			"Since", when(a.Start),
+			"Impact so far", fmt.Sprintf("%.2f %s", a.Impact, a.Currency),
+			"What moved", moved),
+		note("Expected quiets this cause from now on; `report anomalies` lists every anomaly."),
+	}
+}
+
+// withButtons adds Expected and Not expected, each carrying value (none when value is empty).
+func (a AnomalyOpened) withButtons(value string) []slack.Block {
+	blocks := a.Blocks()
+	if value == "" {
+		return append(blocks, note("(This anomaly's cause is too long to answer from Slack.)"))
+	}
+	yes := slack.NewButtonBlockElement(ActionExpected, value, plain("Expected"))
+	no := withStyle(slack.NewButtonBlockElement(ActionNotExpected, value, plain("Not expected")), slack.StyleDanger)
+	return append(blocks, slack.NewActionBlock("bursar_anomaly", yes, no))
+}
+
+// answeredBlocks are the message's blocks with the buttons replaced by who answered what; from
+// its text alone when the click did not carry the blocks.
+func answeredBlocks(was []slack.Block, text string, ans AnomalyAnswer) []slack.Block {
+	var out []slack.Block
+	for _, b := range was {
+		if b.BlockType() != slack.MBTAction {
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, section(escape(text)))
+	}
+	word := "*not expected*"
+	if ans.Expected {
+		word = "*expected*: repeats of this cause are no longer posted"
+	}
+	return append(out, note(fmt.Sprintf("Marked %s by %s, %s", word, mention(ans.Actor), when(ans.At))))
+}
