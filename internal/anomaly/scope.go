@@ -20,8 +20,9 @@ func (c Contribution) Delta() float64 { return c.ObservedUSDPerHour - c.Expected
 const ExplainShare = 0.8
 
 // Explain picks the children that explain a scope's move: the risers, largest first, until they
-// account for ExplainShare of the children's total rise, then any child that fell by more than
-// half of that rise (a zone that went out sends its spend elsewhere). At most 5 are listed.
+// account for ExplainShare of the children's total rise, then any child that fell by more than a
+// fifth of that rise (a zone that went out sends its spend elsewhere, at up to 5× the price). At
+// most 5 are listed.
 func Explain(children []Contribution) []Contribution {
 	rise := 0.0
 	for _, c := range children {
@@ -40,7 +41,7 @@ func Explain(children []Contribution) []Contribution {
 		out = append(out, c)
 		got += c.Delta()
 	}
-	for i := len(sorted) - 1; i >= len(out) && sorted[i].Delta() < -rise/2; i-- {
+	for i := len(sorted) - 1; i >= len(out) && sorted[i].Delta() < -rise/5; i-- {
 		out = append(out, sorted[i])
 	}
 	return out[:min(len(out), 5)]
@@ -68,6 +69,8 @@ type Scope struct {
 	// above all of them (a spot fleet's fallbacks reach the on-demand price every week).
 	prices window
 	children     map[string]*baseline
+	// why is each open anomaly's explanation, by series key.
+	why map[string][]Contribution
 	step         time.Duration
 }
 
@@ -78,7 +81,7 @@ func NewScope(key string, cfg Config) *Scope {
 	price.MinUSDPerHour = 0 // a unit price is no spend: the ratio and the spread decide
 	price.MinRatio = cfg.UnitPriceRatio
 	return &Scope{total: NewSeasonal(key, cfg), price: NewSeasonal(key+UnitPriceSuffix, price),
-		children: map[string]*baseline{}, step: cfg.Step, prices: window{n: int(7 * 24 * time.Hour / cfg.Step)}}
+		children: map[string]*baseline{}, why: map[string][]Contribution{}, step: cfg.Step, prices: window{n: int(7 * 24 * time.Hour / cfg.Step)}}
 }
 
 // Observe takes one step of every child (a child missing at a step spent nothing) and returns
@@ -131,9 +134,24 @@ func (s *Scope) Observe(at time.Time, children map[string]Child) []Event {
 	}
 	why := Explain(contrib)
 	for i := range events {
-		events[i].Anomaly.Explanation = why
+		a := &events[i].Anomaly
+		if s.why[a.Series] == nil || events[i].Change != Closed && s.detector(a.Series).calm == 0 {
+			s.why[a.Series] = why // the last step still over the threshold explains it best
+		}
+		a.Explanation = s.why[a.Series]
+		if events[i].Change == Closed {
+			delete(s.why, a.Series)
+		}
 	}
 	return events
+}
+
+// detector is the scope's detector whose anomalies carry series key.
+func (s *Scope) detector(key string) *Seasonal {
+	if key == s.price.key {
+		return s.price
+	}
+	return s.total
 }
 
 // gatePrice keeps the unit-price events of an anomaly that opened while the total spend was
