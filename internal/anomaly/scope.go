@@ -67,11 +67,11 @@ type Scope struct {
 	priceShown bool
 	// prices are the last week's unit prices outside anomalies: a unit-price anomaly must go
 	// above all of them (a spot fleet's fallbacks reach the on-demand price every week).
-	prices window
-	children     map[string]*baseline
+	prices   window
+	children map[string]*baseline
 	// why is each open anomaly's explanation, by series key.
-	why map[string][]Contribution
-	step         time.Duration
+	why  map[string][]Contribution
+	step time.Duration
 }
 
 // NewScope watches the scope named key with Bursar's detector. Its unit-price anomalies carry
