@@ -14,11 +14,16 @@ type Config struct {
 	// Z is how many robust standard deviations (1.4826 × MAD of past residuals) above the
 	// baseline a step must be.
 	Z float64
-	// SpikeQuantile: a step must also exceed this quantile of past residuals, the spikes the
-	// series shows in normal running (spot reclaims, short on-demand fallbacks).
+	// SpikeQuantile: a step must also exceed this quantile of the last 7 days' largest
+	// residuals (one per day), the excursions the series makes in normal running (spot reclaims,
+	// on-demand fallbacks). Daily maxima, not all residuals: a single anomalous day then does
+	// not raise the bar for the week after it.
 	SpikeQuantile float64
 	// MinRatio: a step must be at least this multiple of the baseline.
 	MinRatio float64
+	// UnitPriceRatio is MinRatio for a scope's unit price ($ per GPU-hour): a market mix
+	// moves it more than a price does.
+	UnitPriceRatio float64
 	// MinUSDPerHour: and at least this far above it, so that idle series do not alert on cents.
 	MinUSDPerHour float64
 	// Persist is how many steps in a row must be over the threshold to open an anomaly; one step
@@ -37,7 +42,7 @@ type Config struct {
 
 // DefaultConfig is Bursar's detector at a 5-minute step.
 func DefaultConfig() Config {
-	return Config{Step: 5 * time.Minute, Z: 6, SpikeQuantile: 0.995, MinRatio: 1.4, MinUSDPerHour: 0.5,
+	return Config{Step: 5 * time.Minute, Z: 4, SpikeQuantile: 0.75, MinRatio: 1.4, UnitPriceRatio: 1.5, MinUSDPerHour: 0.5,
 		Persist: 2, Calm: 3, Learnable: 6, Learn: 48 * time.Hour, Hold: 6 * time.Hour}
 }
 
@@ -54,7 +59,11 @@ type Seasonal struct {
 	// persisted are the smallest of each Persist residuals in a row: what a normal excursion
 	// that lasts long enough to open an anomaly looks like.
 	persisted window
-	seen      int // steps observed
+	// dayMax and dayMax1 are the largest persisted and single residuals of each of the last 7
+	// days; today and today1 those of the day under way.
+	dayMax, dayMax1 window
+	today, today1   float64
+	seen            int // steps observed
 	// spread is refreshed hourly: sorting a week of residuals every step is needless.
 	sigma, spike, spike1 float64
 	sinceSpread          int
@@ -70,7 +79,8 @@ var _ Detector = (*Seasonal)(nil)
 // NewSeasonal is Bursar's detector for the series named key.
 func NewSeasonal(key string, cfg Config) *Seasonal {
 	perDay := int(24 * time.Hour / cfg.Step)
-	return &Seasonal{key: key, cfg: cfg, base: newBaseline(cfg.Step), resid: window{n: 7 * perDay}, persisted: window{n: 7 * perDay}}
+	return &Seasonal{key: key, cfg: cfg, base: newBaseline(cfg.Step), resid: window{n: 7 * perDay}, persisted: window{n: 7 * perDay},
+		dayMax: window{n: 7}, dayMax1: window{n: 7}, today: math.Inf(-1), today1: math.Inf(-1)}
 }
 
 // Expected is the baseline for the next step (NaN while the history is under an hour).
@@ -80,6 +90,7 @@ func (s *Seasonal) Expected() float64 { return s.base.expected() }
 func (s *Seasonal) Observe(p Point) []Event {
 	exp := s.base.expected()
 	s.seen++
+	defer s.rollDay()
 	if math.IsNaN(exp) || time.Duration(s.seen)*s.cfg.Step <= s.cfg.Learn {
 		s.base.push(p.USDPerHour)
 		if !math.IsNaN(exp) {
@@ -128,17 +139,35 @@ func (s *Seasonal) refreshSpread() {
 		return
 	}
 	s.sigma = madScale * mad(r, median(r))
-	s.spike = quantile(s.persisted.last(), s.cfg.SpikeQuantile)
-	s.spike1 = quantile(r, s.cfg.SpikeQuantile)
+	s.spike, s.spike1 = math.Max(s.today, 0), math.Max(s.today1, 0)
+	if len(s.dayMax.values) > 0 {
+		s.spike = quantile(s.dayMax.last(), s.cfg.SpikeQuantile)
+		s.spike1 = quantile(s.dayMax1.last(), s.cfg.SpikeQuantile)
+	}
 }
 
 // pushResidual records a normal step's residual and the smallest of the last Persist ones.
 func (s *Seasonal) pushResidual(r float64) {
 	s.resid.push(r)
+	s.today1 = math.Max(s.today1, r)
 	last := s.resid.last()
 	if len(last) >= s.cfg.Persist {
-		s.persisted.push(slices.Min(last[len(last)-s.cfg.Persist:]))
+		p := slices.Min(last[len(last)-s.cfg.Persist:])
+		s.persisted.push(p)
+		s.today = math.Max(s.today, p)
 	}
+}
+
+// rollDay closes the day's maxima every day of steps.
+func (s *Seasonal) rollDay() {
+	if s.seen%int(24*time.Hour/s.cfg.Step) != 0 {
+		return
+	}
+	if !math.IsInf(s.today, -1) {
+		s.dayMax.push(s.today)
+		s.dayMax1.push(s.today1)
+	}
+	s.today, s.today1 = math.Inf(-1), math.Inf(-1)
 }
 
 // step moves the anomaly's state by one point.

@@ -64,16 +64,17 @@ func Detectors(cfg anomaly.Config) []Detector {
 func runScope(w *anomaly.Workload, cfg anomaly.Config) []anomaly.Anomaly {
 	sc := anomaly.NewScope(w.Name, cfg)
 	var out []anomaly.Anomaly
-	byStart := map[time.Time]int{}
+	byStart := map[string]int{}
 	for i := range w.Steps() {
-		children := make(map[string]float64, len(w.Leaves))
+		children := make(map[string]anomaly.Child, len(w.Leaves))
 		for _, l := range w.Leaves {
-			children[l.Series] = l.USDPerHour[i]
+			children[l.Series] = anomaly.Child{USDPerHour: l.USDPerHour[i], GPUs: l.GPUs[i]}
 		}
 		for _, e := range sc.Observe(w.Start.Add(time.Duration(i)*w.Step), children) {
-			k, ok := byStart[e.Anomaly.Start]
+			id := e.Anomaly.Series + e.Anomaly.Start.String()
+			k, ok := byStart[id]
 			if !ok {
-				byStart[e.Anomaly.Start] = len(out)
+				byStart[id] = len(out)
 				out = append(out, e.Anomaly)
 				continue
 			}
