@@ -159,7 +159,7 @@ func (w *Watcher) Tick(ctx context.Context) {
 }
 
 // observe feeds one step ending at end to every scope and returns the changes, in scope order.
-func (w *Watcher) observe(sample map[string]map[string]float64, end time.Time) []change {
+func (w *Watcher) observe(sample map[string]map[string]anomaly.Child, end time.Time) []change {
 	for k := range w.scopes {
 		if _, ok := sample[k]; !ok {
 			delete(w.scopes, k) // a workload or policy gone: its history goes with it

@@ -11,6 +11,7 @@ import (
 type Burn struct {
 	Workload, Team, Provider, Location, Market, Offer, GPUModel string
 	Ready                                                       int
+	GPUs                                                        float64 // all ready replicas together
 	USDPerHour                                                  float64 // all ready replicas together
 }
 
@@ -40,6 +41,7 @@ func (m *market) burning() []Burn {
 		if off, ok := m.offers.get(o.Offer); ok {
 			b.GPUModel = off.GPUModel
 			b.USDPerHour = off.PricePerHour * float64(max(o.Ready, 0))
+			b.GPUs = float64(off.GPUCount * max(o.Ready, 0))
 		}
 		out = append(out, b)
 	}
