@@ -219,3 +219,9 @@ func (w *Watcher) Unsent() int {
 	defer w.tmu.Unlock()
 	return len(w.unsent)
 }
+
+// PostFunc is a Poster made of a function (the Slack adapter in internal/system).
+type PostFunc func(ctx context.Context, e *events.CostAnomaly) error
+
+// Post calls f.
+func (f PostFunc) Post(ctx context.Context, e *events.CostAnomaly) error { return f(ctx, e) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/bursar-dev/bursar/internal/anomaly"
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -13,7 +14,15 @@ import (
 type AnomalyOpened struct{ *events.CostAnomaly }
 
 func (a AnomalyOpened) Text() string {
-	return fmt.Sprintf("Cost anomaly: %s spends %.2f %s/h, %.2f expected", a.Series, a.Observed, a.Currency, a.Expected)
+	return fmt.Sprintf("Cost anomaly: %s at %.2f %s%s, %.2f expected", a.Series, a.Observed, a.Currency, a.per(), a.Expected)
+}
+
+// per is the unit of the anomaly's figures: spend per hour, or a unit price per GPU-hour.
+func (a AnomalyOpened) per() string {
+	if strings.HasSuffix(a.Series, anomaly.UnitPriceSuffix) {
+		return "/GPU-h"
+	}
+	return "/h"
 }
 
 // Blocks are the message without its buttons.
@@ -28,8 +37,8 @@ func (a AnomalyOpened) Blocks() []slack.Block {
 	}
 	return []slack.Block{
 		header("Cost anomaly: " + a.Series),
-		fields("Spending", fmt.Sprintf("%.2f %s/h%s", a.Observed, a.Currency, ratio),
-			"Expected", fmt.Sprintf("%.2f %s/h", a.Expected, a.Currency),
+		fields("Now", fmt.Sprintf("%.2f %s%s%s", a.Observed, a.Currency, a.per(), ratio),
+			"Expected", fmt.Sprintf("%.2f %s%s", a.Expected, a.Currency, a.per()),
 			"Since", when(a.Start),
 			"Impact so far", fmt.Sprintf("%.2f %s", a.Impact, a.Currency),
 			"What moved", moved),
