@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/bursar-dev/bursar/internal/alert"
+	"github.com/bursar-dev/bursar/internal/anomalywatch"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/slack"
 )
@@ -42,6 +43,11 @@ type Options struct {
 type System struct {
 	Service *arbiter.Service
 	Budgets *arbiter.Budgets
+	// Anomalies watches the estate's cost for anomalies (internal/anomalywatch): Run runs it,
+	// a caller of Start ticks it.
+	Anomalies *anomalywatch.Watcher
+	// anomalyMsgs post the anomalies to Slack and take their answers; nil without Slack.
+	anomalyMsgs *slack.Anomalies
 	// approvals are the held plans' questions, asked in Slack and answered there or in the
 	// console (Approvals).
 	approvals *slack.Approvals
@@ -82,6 +88,9 @@ func New(ctx context.Context, o Options) (*System, error) {
 	}
 	b.Attach(svc)
 	s.Service, s.Budgets = svc, b
+	if err := s.watchAnomalies(ctx, ao, svc, b, s.anomalyMsgs); err != nil {
+		return nil, err
+	}
 	if err := s.alerts(o, svc.Leading); err != nil {
 		return nil, err
 	}
@@ -98,6 +107,7 @@ func (s *System) Run(ctx context.Context) error {
 	for _, p := range s.parts {
 		addContext(&g, ctx, p)
 	}
+	addContext(&g, ctx, s.Anomalies.Run)
 	addContext(&g, ctx, func(ctx context.Context) error {
 		if err := s.Budgets.Ready(ctx); err != nil {
 			return err
