@@ -78,4 +78,3 @@ func TestAnomaliesReportRefusesGrouping(t *testing.T) {
 		t.Fatalf("err %v, want one naming --by", err)
 	}
 }
-
