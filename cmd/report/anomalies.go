@@ -72,19 +72,14 @@ Columns:
 func fillAnswers(ctx context.Context, g *cli.Globals, res *report.Result) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	answers, err := readAnswers(dctx, g)
+	words, err := readAnswers(dctx, g)
 	if err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("answers not shown: %v", err))
-		return
 	}
-	words := make(map[string]string, len(answers))
-	for cause, a := range answers {
-		words[cause] = a.Word() + " (" + a.Actor + ", " + a.At.UTC().Format(time.RFC3339) + ")"
-	}
-	report.FillAnswers(res, words)
+	report.FillAnswers(res.Rows, words)
 }
 
-func readAnswers(ctx context.Context, g *cli.Globals) (map[string]anomalywatch.Answer, error) {
+func readAnswers(ctx context.Context, g *cli.Globals) (map[string]string, error) {
 	nc, js, err := g.Dial(ctx, "", bus.RoleReport, "report", slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, fmt.Errorf("reaching NATS for the answers bucket: %w", err)
@@ -94,5 +89,5 @@ func readAnswers(ctx context.Context, g *cli.Globals) (map[string]anomalywatch.A
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", bus.BucketAnomalyAnswers, err)
 	}
-	return anomalywatch.Answers{KV: kv}.ReadAll(ctx)
+	return anomalywatch.Words(ctx, kv)
 }

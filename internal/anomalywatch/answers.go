@@ -134,3 +134,14 @@ func (s Answers) ReadAll(ctx context.Context) (map[string]Answer, error) {
 	}
 	return out, errors.Join(bad...)
 }
+
+// Words reads the bucket as reports show it: by cause, the answer, who gave it and when. What
+// does not read is left out, with ErrCorrupt.
+func Words(ctx context.Context, kv jetstream.KeyValue) (map[string]string, error) {
+	all, err := Answers{KV: kv}.ReadAll(ctx)
+	out := make(map[string]string, len(all))
+	for cause, a := range all {
+		out[cause] = a.Word() + " (" + a.Actor + ", " + a.At.UTC().Format(time.RFC3339) + ")"
+	}
+	return out, err
+}

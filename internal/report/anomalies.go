@@ -92,9 +92,9 @@ func (a anomalyRow) row() cli.Row {
 }
 
 // FillAnswers writes each anomaly's answer (by its cause: "expected" or "not expected", and who)
-// into res, a `report anomalies` result.
-func FillAnswers(res *Result, answers map[string]string) {
-	for _, r := range res.Rows {
+// into rows, a `report anomalies` result's.
+func FillAnswers(rows []cli.Row, answers map[string]string) {
+	for _, r := range rows {
 		if c, ok := r["cause"].(string); ok {
 			r["answer"] = answers[c]
 		}

@@ -65,7 +65,7 @@ func TestAnomaliesReport(t *testing.T) {
 		t.Errorf("total %v", res.Total)
 	}
 
-	FillAnswers(res, map[string]string{"workload=llm|workload=llm,x": "expected (U0DANA)"})
+	FillAnswers(res.Rows, map[string]string{"workload=llm|workload=llm,x": "expected (U0DANA)"})
 	if res.Rows[0]["answer"] != "expected (U0DANA)" || res.Rows[1]["answer"] != "" {
 		t.Errorf("answers %q, %q", res.Rows[0]["answer"], res.Rows[1]["answer"])
 	}
