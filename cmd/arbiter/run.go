@@ -162,8 +162,12 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		if err != nil {
 			return err
 		}
-		sys, err := inf.System(cctx, system.Options{Arbiter: arbiter.Options{Config: cfg, Actuator: acts, Log: log,
-			Registry: reg, Identity: o.identity, LeaseTTL: o.leaseTTL}, Slack: sc, SlackListen: o.slackListen, Stale: o.stale})
+		so := system.Options{Arbiter: arbiter.Options{Config: cfg, Actuator: acts, Log: log,
+			Registry: reg, Identity: o.identity, LeaseTTL: o.leaseTTL}, Slack: sc, SlackListen: o.slackListen, Stale: o.stale}
+		if inf.Store != nil {
+			so.History = inf.Store // the anomaly detectors warm from the recorded spend
+		}
+		sys, err := inf.System(cctx, so)
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,11 @@ type Options struct {
 	Detector  anomaly.Config         // zero: anomaly.DefaultConfig() (a 5-minute step)
 	Currency  string                 // default USD
 	Every     time.Duration          // how often Run reads the clock (default 30s)
-	Log       *slog.Logger
+	// History, when set, is read at Run's start to warm the detectors over WarmFor (default 7
+	// days, the detector's spread window) of recorded spend; nil: they learn from nothing.
+	History History
+	WarmFor time.Duration
+	Log     *slog.Logger
 }
 
 // Watcher watches the estate's cost for anomalies.
@@ -95,6 +99,9 @@ func New(o Options) (*Watcher, error) {
 	if o.Every <= 0 {
 		o.Every = 30 * time.Second
 	}
+	if o.WarmFor <= 0 {
+		o.WarmFor = 7 * 24 * time.Hour
+	}
 	o.Currency = cmp.Or(o.Currency, "USD")
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -102,8 +109,20 @@ func New(o Options) (*Watcher, error) {
 	return &Watcher{o: o, scopes: map[string]*anomaly.Scope{}}, nil
 }
 
-// Run loads the answers, follows new ones and ticks every Options.Every until ctx ends.
+// warmTime bounds the read of the history at start: a slow store delays the watcher's first
+// step, never the arbiter.
+const warmTime = 2 * time.Minute
+
+// Run warms the detectors from the history, loads the answers, follows new ones and ticks every
+// Options.Every until ctx ends.
 func (w *Watcher) Run(ctx context.Context) error {
+	if w.o.History != nil {
+		wctx, cancel := context.WithTimeout(ctx, warmTime)
+		if err := w.Warm(wctx, w.o.History, w.o.WarmFor); err != nil {
+			w.o.Log.Warn("anomaly detectors not warmed; they learn from now", "err", err)
+		}
+		cancel()
+	}
 	if w.o.Answers != nil {
 		if err := w.follow(ctx); err != nil {
 			return err
@@ -142,11 +161,7 @@ func (w *Watcher) Tick(ctx context.Context) {
 	if w.next.After(end) {
 		return
 	}
-	var policies []budget.Policy
-	if w.o.Policies != nil {
-		policies = w.o.Policies()
-	}
-	sample := Sample(w.o.Config, policies, w.o.Spend.Burning())
+	sample := Sample(w.o.Config, w.policies(), w.o.Spend.Burning())
 	leading := w.o.Leading == nil || w.o.Leading()
 	for ; !w.next.After(end); w.next = w.next.Add(step) {
 		for _, c := range w.observe(sample, w.next) {
@@ -156,6 +171,13 @@ func (w *Watcher) Tick(ctx context.Context) {
 		}
 	}
 	w.send(ctx)
+}
+
+func (w *Watcher) policies() []budget.Policy {
+	if w.o.Policies == nil {
+		return nil
+	}
+	return w.o.Policies()
 }
 
 // observe feeds one step ending at end to every scope and returns the changes, in scope order.

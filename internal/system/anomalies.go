@@ -25,13 +25,13 @@ func (s *System) anomalyMessages(api chat, channel string, now func() time.Time,
 }
 
 // watchAnomalies builds the cost anomaly watcher over the service's spend and the budgets'
-// scopes. Run runs it on its own timer; a caller that steps the service on a virtual clock calls
+// scopes, warmed from the history where there is one. Run runs it on its own timer; a caller that steps the service on a virtual clock calls
 // Anomalies.Tick itself. Without the answers bucket (a bus made before it existed) answers last
 // until a restart.
-func (s *System) watchAnomalies(ctx context.Context, ao arbiter.Options, svc *arbiter.Service, b *arbiter.Budgets,
-	msgs *slack.Anomalies) error {
+func (s *System) watchAnomalies(ctx context.Context, so Options, svc *arbiter.Service, b *arbiter.Budgets) error {
+	ao, msgs := so.Arbiter, s.anomalyMsgs
 	o := anomalywatch.Options{Config: ao.Config, Spend: svc, Publisher: bus.NewPublisher(ao.JS), Policies: b.Policies,
-		Leading: svc.Leading, Log: s.log.With("part", "anomalies")}
+		Leading: svc.Leading, History: so.History, Log: s.log.With("part", "anomalies")}
 	if ao.Clock != nil {
 		o.Clock = ao.Clock
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	// StandBy lets Start find another arbiter leading: the service then stands by and takes
 	// the lead in the Step that finds the lease free (arbiter.Service.Join).
 	StandBy bool
+	// History, when set, warms the cost anomaly detectors from the recorded spend at Run's start
+	// (the store; nil: they learn from nothing).
+	History anomalywatch.History
 }
 
 // System is the arbiter service and the parts that run beside it.
@@ -88,7 +91,7 @@ func New(ctx context.Context, o Options) (*System, error) {
 	}
 	b.Attach(svc)
 	s.Service, s.Budgets = svc, b
-	if err := s.watchAnomalies(ctx, ao, svc, b, s.anomalyMsgs); err != nil {
+	if err := s.watchAnomalies(ctx, o, svc, b); err != nil {
 		return nil, err
 	}
 	if err := s.alerts(o, svc.Leading); err != nil {
