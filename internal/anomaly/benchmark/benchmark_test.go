@@ -19,7 +19,6 @@ const Seed = 32
 func Options() costseries.Options {
 	o := costseries.DefaultOptions()
 	o.Data = filepath.Join("..", "..", "..", costseries.DefaultData)
-	o.ReplicaPolicies = []string{"spothedge", "bursar-direct", "round-robin:1", "even-spread:1"}
 	return o
 }
 
