@@ -86,8 +86,12 @@ func NewSeasonal(key string, cfg Config) *Seasonal {
 // Expected is the baseline for the next step (NaN while the history is under an hour).
 func (s *Seasonal) Expected() float64 { return s.base.expected() }
 
-// Observe takes the next step.
+// Observe takes the next step. A step whose spend is not a finite number (a gap in the
+// recorder's rollup) is skipped: it neither alerts nor enters the history.
 func (s *Seasonal) Observe(p Point) []Event {
+	if math.IsNaN(p.USDPerHour) || math.IsInf(p.USDPerHour, 0) {
+		return nil
+	}
 	exp := s.base.expected()
 	s.seen++
 	defer s.rollDay()
