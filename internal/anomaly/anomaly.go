@@ -47,6 +47,35 @@ func (a *Anomaly) Cause() string {
 	return strings.Join(append([]string{a.Series}, kids...), "|")
 }
 
+// ID names the anomaly in its events (open, updates, close): its series and start.
+func (a *Anomaly) ID() string {
+	return a.Series + "@" + a.Start.UTC().Format(time.RFC3339)
+}
+
+// Moved names the children that explain the anomaly, most first, for the cost.anomaly event:
+// where keys are "dimension=value" lists (team=search,workload=llm,...), a child's pairs that
+// the anomaly's own series key lacks ("workload=llm,location=aws-use1"); else the child's key.
+func (a *Anomaly) Moved() []string {
+	own := map[string]bool{}
+	for _, d := range strings.Split(a.Series, ",") {
+		own[d] = true
+	}
+	out := make([]string, 0, len(a.Explanation))
+	for _, c := range a.Explanation {
+		var dims []string
+		for _, d := range strings.Split(c.Series, ",") {
+			if !own[d] {
+				dims = append(dims, d)
+			}
+		}
+		if len(dims) == 0 || !strings.Contains(c.Series, "=") {
+			dims = []string{c.Series}
+		}
+		out = append(out, strings.Join(dims, ","))
+	}
+	return out
+}
+
 // Open says whether the anomaly is still going on.
 func (a *Anomaly) Open() bool { return a.End.IsZero() }
 

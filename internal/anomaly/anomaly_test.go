@@ -268,3 +268,44 @@ func TestDetectorsAreDeterministic(t *testing.T) {
 		t.Error("two runs of Bursar's detector differ")
 	}
 }
+
+// TestGapsAreSkipped: NaN and infinite steps (gaps in a rollup) neither alert nor poison the
+// history: the detectors then behave as on the series without them.
+func TestGapsAreSkipped(t *testing.T) {
+	w := synthetic(4, 7)
+	clean := w.Total()
+	var gappy []Point
+	for i, p := range clean {
+		gappy = append(gappy, p)
+		if i%97 == 0 {
+			gappy = append(gappy, Point{At: p.At, USDPerHour: math.NaN()}, Point{At: p.At, USDPerHour: math.Inf(1)})
+		}
+	}
+	for _, build := range []func() Detector{
+		func() Detector { return NewSeasonal("w", DefaultConfig()) },
+		func() Detector { return NewOpenCostMAD("w", step) },
+		func() Detector { return NewDaily("w", step) },
+	} {
+		if a, b := Run(build(), clean), Run(build(), gappy); !reflect.DeepEqual(a, b) {
+			t.Errorf("%T: with gaps %d anomalies, without %d", build(), len(b), len(a))
+		}
+	}
+}
+
+func TestMovedNamesTheChildDimensions(t *testing.T) {
+	a := Anomaly{Series: "workload=llm", Start: epoch, Explanation: []Contribution{
+		{Series: "workload=llm,location=aws-use1,gpu_model=H100,market=on_demand"},
+		{Series: "workload=llm,location=aws-use2,gpu_model=H100,market=spot"},
+	}}
+	want := []string{"location=aws-use1,gpu_model=H100,market=on_demand", "location=aws-use2,gpu_model=H100,market=spot"}
+	if got := a.Moved(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Moved = %v, want %v", got, want)
+	}
+	plain := Anomaly{Series: "w", Explanation: []Contribution{{Series: "w/a/spot"}}}
+	if got := plain.Moved(); !reflect.DeepEqual(got, []string{"w/a/spot"}) {
+		t.Errorf("Moved on plain keys = %v, want the child's key", got)
+	}
+	if a.ID() != "workload=llm@2025-01-06T00:00:00Z" {
+		t.Errorf("ID = %q", a.ID())
+	}
+}

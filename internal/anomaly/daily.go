@@ -1,6 +1,7 @@
 package anomaly
 
 import (
+	"math"
 	"time"
 )
 
@@ -32,6 +33,9 @@ func NewDaily(key string, step time.Duration) *Daily {
 
 // Observe takes the next step; at the first step of a new day it judges the day before.
 func (d *Daily) Observe(p Point) []Event {
+	if math.IsNaN(p.USDPerHour) || math.IsInf(p.USDPerHour, 0) {
+		return nil // a gap: the day is then not full, and is not judged
+	}
 	day := p.At.UTC().Truncate(24 * time.Hour)
 	var events []Event
 	if !d.day.IsZero() && day.After(d.day) {

@@ -40,6 +40,9 @@ func NewOpenCostZ(key string, step time.Duration) *OpenCostRule {
 
 // Observe takes the next step.
 func (r *OpenCostRule) Observe(p Point) []Event {
+	if math.IsNaN(p.USDPerHour) || math.IsInf(p.USDPerHour, 0) {
+		return nil // a gap, as Seasonal skips it
+	}
 	hist := r.hist.last()
 	r.hist.push(p.USDPerHour)
 	cost := p.USDPerHour * r.step.Hours()

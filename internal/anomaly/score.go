@@ -37,6 +37,9 @@ func Effect(clean, injected []Point, j Injection) float64 {
 		}
 	}
 	if c == 0 {
+		if x == 0 {
+			return 1 // nothing spent either way: no effect
+		}
 		return math.Inf(1)
 	}
 	return x / c

@@ -33,7 +33,8 @@ type Config struct {
 	Calm int
 	// Learnable is how many steps of each excursion go into the spread's residuals.
 	Learnable int
-	// Learn is how much history the detector needs before it alerts: two days give it a season and a sight of its usual excursions.
+	// Learn is how much history the detector needs before it alerts: two days give it a
+	// season and a sight of its usual excursions.
 	Learn time.Duration
 	// Hold is how long an open anomaly keeps its steps out of the baseline; after it the
 	// baseline learns the new level (a change nobody answered becomes the normal).
@@ -46,21 +47,20 @@ func DefaultConfig() Config {
 		Persist: 2, Calm: 3, Learnable: 6, Learn: 48 * time.Hour, Hold: 6 * time.Hour}
 }
 
-// Seasonal is Bursar's detector for one series: a seasonal baseline (the median of the same time
-// of day over the last 7 days, or of the same time of week over the last 4 weeks once 2 weeks
-// are known, each ±10 minutes; a rolling hour's median before a day is known) shifted by the
-// recent level (the median residual of the last 2 hours), and a robust spread (MAD of the last
-// 7 days' residuals, and their high quantile).
+// Seasonal is Bursar's detector for one series: a baseline (baseline.go: the seasonal median
+// shifted by the recent level, or the rolling hour's median, whichever predicted the last day
+// better), a robust spread (MAD of the last 7 days' residuals) and a spike allowance (a quantile
+// of the last 7 days' daily maxima of residuals lasting Persist steps). docs/anomalies.md states
+// the rules.
 type Seasonal struct {
 	key   string
 	cfg   Config
 	base  baseline
 	resid window // residuals of normal steps, for the spread
-	// persisted are the smallest of each Persist residuals in a row: what a normal excursion
-	// that lasts long enough to open an anomaly looks like.
-	persisted window
-	// dayMax and dayMax1 are the largest persisted and single residuals of each of the last 7
-	// days; today and today1 those of the day under way.
+	// dayMax and dayMax1 are, for each of the last 7 days, the largest residual that lasted
+	// Persist steps (the smallest of Persist in a row: what a normal excursion long enough to
+	// open an anomaly looks like) and the largest single one; today and today1 those of the day
+	// under way.
 	dayMax, dayMax1 window
 	today, today1   float64
 	seen            int // steps observed
@@ -79,15 +79,19 @@ var _ Detector = (*Seasonal)(nil)
 // NewSeasonal is Bursar's detector for the series named key.
 func NewSeasonal(key string, cfg Config) *Seasonal {
 	perDay := int(24 * time.Hour / cfg.Step)
-	return &Seasonal{key: key, cfg: cfg, base: newBaseline(cfg.Step), resid: window{n: 7 * perDay}, persisted: window{n: 7 * perDay},
+	return &Seasonal{key: key, cfg: cfg, base: newBaseline(cfg.Step), resid: window{n: 7 * perDay},
 		dayMax: window{n: 7}, dayMax1: window{n: 7}, today: math.Inf(-1), today1: math.Inf(-1)}
 }
 
 // Expected is the baseline for the next step (NaN while the history is under an hour).
 func (s *Seasonal) Expected() float64 { return s.base.expected() }
 
-// Observe takes the next step.
+// Observe takes the next step. A step whose spend is not a finite number (a gap in the
+// recorder's rollup) is skipped: it neither alerts nor enters the history.
 func (s *Seasonal) Observe(p Point) []Event {
+	if math.IsNaN(p.USDPerHour) || math.IsInf(p.USDPerHour, 0) {
+		return nil
+	}
 	exp := s.base.expected()
 	s.seen++
 	defer s.rollDay()
@@ -152,9 +156,7 @@ func (s *Seasonal) pushResidual(r float64) {
 	s.today1 = math.Max(s.today1, r)
 	last := s.resid.last()
 	if len(last) >= s.cfg.Persist {
-		p := slices.Min(last[len(last)-s.cfg.Persist:])
-		s.persisted.push(p)
-		s.today = math.Max(s.today, p)
+		s.today = math.Max(s.today, slices.Min(last[len(last)-s.cfg.Persist:]))
 	}
 }
 

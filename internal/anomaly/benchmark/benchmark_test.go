@@ -3,6 +3,7 @@ package benchmark
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,7 +19,6 @@ const Seed = 32
 func Options() costseries.Options {
 	o := costseries.DefaultOptions()
 	o.Data = filepath.Join("..", "..", "..", costseries.DefaultData)
-	o.ReplicaPolicies = []string{"spothedge", "bursar-direct", "round-robin:1", "even-spread:1"}
 	return o
 }
 
@@ -31,7 +31,10 @@ func workloads(tb testing.TB) []*anomaly.Workload {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return Workloads(ss)
+	ws := Workloads(ss)
+	fmt.Printf("cost series: %d leaf series (%.1f series-weeks) in %d workloads, each workload's total one scope series\n",
+		len(ss), costseries.TotalWeeks(ss), len(ws))
+	return ws
 }
 
 // BenchmarkAnomalies prints the table of every detector on the tuning and the reported halves,
