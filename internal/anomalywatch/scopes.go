@@ -1,8 +1,6 @@
 package anomalywatch
 
 import (
-	"strings"
-
 	"github.com/bursar-dev/bursar/internal/anomaly"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/budget"
@@ -58,20 +56,4 @@ func Sample(cfg *fleet.Config, policies []budget.Policy, burns []arbiter.Burn) m
 		}
 	}
 	return out
-}
-
-// Moved is what a child series adds to its scope's name: its dimensions less those the scope
-// fixes ("location=aws-use1,gpu_model=H100-80GB,market=spot" in "workload=llm").
-func Moved(scope, series string) string {
-	fixed := map[string]bool{}
-	for part := range strings.SplitSeq(scope, ",") {
-		fixed[part] = true
-	}
-	var kept []string
-	for part := range strings.SplitSeq(series, ",") {
-		if !fixed[part] {
-			kept = append(kept, part)
-		}
-	}
-	return strings.Join(kept, ",")
 }

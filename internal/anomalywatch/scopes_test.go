@@ -34,16 +34,3 @@ func TestSample(t *testing.T) {
 		t.Errorf("GPUs %v, want 32", c.GPUs)
 	}
 }
-
-func TestMoved(t *testing.T) {
-	tests := []struct{ scope, series, want string }{
-		{"workload=llm", "workload=llm,location=a,gpu_model=H100,market=spot", "location=a,gpu_model=H100,market=spot"},
-		{"team=search", "workload=llm,location=a,gpu_model=H100,market=spot", "workload=llm,location=a,gpu_model=H100,market=spot"},
-		{"budget=x", "workload=llm,location=a", "workload=llm,location=a"},
-	}
-	for _, tc := range tests {
-		if got := Moved(tc.scope, tc.series); got != tc.want {
-			t.Errorf("Moved(%q, %q) = %q, want %q", tc.scope, tc.series, got, tc.want)
-		}
-	}
-}

@@ -195,7 +195,7 @@ func (w *Watcher) observe(sample map[string]map[string]anomaly.Child, end time.T
 			w.scopes[k] = s
 		}
 		for _, e := range s.Observe(end.Add(-w.o.Detector.Step), sample[k]) {
-			out = append(out, change{ev: Event(k, e, end, w.o.Currency), a: e.Anomaly})
+			out = append(out, change{ev: Event(e, end, w.o.Currency), a: e.Anomaly})
 		}
 	}
 	return out
