@@ -110,7 +110,12 @@ func (s *System) Run(ctx context.Context) error {
 	for _, p := range s.parts {
 		addContext(&g, ctx, p)
 	}
-	addContext(&g, ctx, s.Anomalies.Run)
+	addContext(&g, ctx, func(ctx context.Context) error {
+		if err := s.Budgets.Ready(ctx); err != nil { // the budget scopes are watched from the start
+			return err
+		}
+		return s.Anomalies.Run(ctx)
+	})
 	addContext(&g, ctx, func(ctx context.Context) error {
 		if err := s.Budgets.Ready(ctx); err != nil {
 			return err
