@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/bursar-dev/bursar/internal/arbiter"
@@ -163,6 +164,12 @@ func TestExpectedAnswerQuietsTheCauseAcrossRestarts(t *testing.T) {
 	}
 	if opened := countOpened(published(t, env.JS)); opened != 2*len(first) {
 		t.Fatalf("%d anomalies published, want %d: quieting posts, not the record", opened, 2*len(first))
+	}
+	if q := testutil.ToFloat64(w.m.posts.WithLabelValues("quieted")); int(q) != len(first) {
+		t.Errorf("bursar_cost_anomaly_posts_total{outcome=quieted} = %v, want %d", q, len(first))
+	}
+	if o := testutil.ToFloat64(w.m.open); o != 0 {
+		t.Errorf("bursar_cost_anomalies_open = %v after every anomaly closed", o)
 	}
 
 	w = r.watch(opts) // a restart: nothing in memory, the answers in the bucket

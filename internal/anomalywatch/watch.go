@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bursar-dev/bursar/internal/anomaly"
 	"github.com/bursar-dev/bursar/internal/arbiter"
@@ -55,6 +56,7 @@ type Options struct {
 	Detector  anomaly.Config         // zero: anomaly.DefaultConfig() (a 5-minute step)
 	Currency  string                 // default USD
 	Every     time.Duration          // how often Run reads the clock (default 30s)
+	Registry  prometheus.Registerer  // nil: metrics are kept but not registered
 	// History, when set, is read at Run's start to warm the detectors over WarmFor (default 7
 	// days, the detector's spread window) of recorded spend; nil: they learn from nothing.
 	History History
@@ -65,11 +67,13 @@ type Options struct {
 // Watcher watches the estate's cost for anomalies.
 type Watcher struct {
 	o Options
+	m *metrics
 
 	tmu    sync.Mutex // one Tick at a time: guards scopes, next and unsent
 	scopes map[string]*anomaly.Scope
-	next   time.Time // the end of the next step to observe
-	unsent []change  // changes not yet acked by JetStream, in order
+	next   time.Time       // the end of the next step to observe
+	unsent []change        // changes not yet acked by JetStream, in order
+	open   map[string]bool // the anomalies open now, by id
 
 	qmu   sync.Mutex
 	quiet anomaly.Quieter
@@ -106,7 +110,7 @@ func New(o Options) (*Watcher, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Watcher{o: o, scopes: map[string]*anomaly.Scope{}}, nil
+	return &Watcher{o: o, m: newMetrics(o.Registry), scopes: map[string]*anomaly.Scope{}, open: map[string]bool{}}, nil
 }
 
 // warmTime bounds the read of the history at start: a slow store delays the watcher's first
@@ -196,14 +200,21 @@ func (w *Watcher) observe(sample map[string]map[string]anomaly.Child, end time.T
 		}
 		for _, e := range s.Observe(end.Add(-w.o.Detector.Step), sample[k]) {
 			out = append(out, change{ev: Event(e, end, w.o.Currency), a: e.Anomaly})
+			if e.Change == anomaly.Closed {
+				delete(w.open, e.Anomaly.ID())
+			} else {
+				w.open[e.Anomaly.ID()] = true
+			}
 		}
 	}
+	w.m.open.Set(float64(len(w.open)))
 	return out
 }
 
 // send publishes the unsent changes in order and posts the anomalies opened whose cause nobody
 // answered as expected; it stops at the first publish that fails.
 func (w *Watcher) send(ctx context.Context) {
+	defer func() { w.m.unsent.Set(float64(len(w.unsent))) }()
 	for len(w.unsent) > 0 {
 		c := w.unsent[0]
 		pctx, cancel := context.WithTimeout(ctx, outsideCall)
@@ -214,16 +225,29 @@ func (w *Watcher) send(ctx context.Context) {
 			return
 		}
 		w.unsent = w.unsent[1:]
+		w.m.changes.WithLabelValues(c.ev.State).Inc()
 		w.o.Log.Info("cost anomaly", "anomaly", c.ev.Anomaly, "state", c.ev.State, "series", c.ev.Series,
 			"expected", c.ev.Expected, "observed", c.ev.Observed, "impact", c.ev.Impact, "moved", c.ev.Moved)
-		if c.ev.State == StateOpen && w.o.Poster != nil && w.alert(c.a) {
-			octx, cancel := context.WithTimeout(ctx, outsideCall)
-			if err := w.o.Poster.Post(octx, c.ev); err != nil {
-				w.o.Log.Warn("posting a cost anomaly", "anomaly", c.ev.Anomaly, "err", err)
-			}
-			cancel()
+		if c.ev.State == StateOpen && w.o.Poster != nil {
+			w.post(ctx, c)
 		}
 	}
+}
+
+// post tells people of an anomaly opened, unless its cause was answered as expected.
+func (w *Watcher) post(ctx context.Context, c change) {
+	if !w.alert(c.a) {
+		w.m.posts.WithLabelValues("quieted").Inc()
+		return
+	}
+	octx, cancel := context.WithTimeout(ctx, outsideCall)
+	defer cancel()
+	if err := w.o.Poster.Post(octx, c.ev); err != nil {
+		w.m.posts.WithLabelValues("failed").Inc()
+		w.o.Log.Warn("posting a cost anomaly", "anomaly", c.ev.Anomaly, "err", err)
+		return
+	}
+	w.m.posts.WithLabelValues("posted").Inc()
 }
 
 // outsideCall bounds one call to JetStream or Slack.
