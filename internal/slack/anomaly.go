@@ -61,13 +61,18 @@ func (a *Anomalies) Post(ctx context.Context, e *events.CostAnomaly) (Posted, er
 	if err != nil {
 		return Posted{}, fmt.Errorf("encoding anomaly %s: %w", e.Anomaly, err)
 	}
-	value := string(ref)
-	if len(value) > maxButtonValue {
-		value = "" // a cause this long cannot ride on a button: the message goes out without them
-	}
 	msg := AnomalyOpened{e}
+	var blocks []slack.Block
+	switch {
+	case len(e.Moved) == 0: // its cause is the whole scope: an answer would quiet all its anomalies
+		blocks = append(msg.Blocks(), note("(No series explains this anomaly, so it cannot be answered from Slack.)"))
+	case len(ref) > maxButtonValue: // a cause this long cannot ride on a button
+		blocks = append(msg.Blocks(), note("(This anomaly's cause is too long to answer from Slack.)"))
+	default:
+		blocks = msg.withButtons(string(ref))
+	}
 	ch, ts, err := a.api.PostMessageContext(ctx, a.channel, slack.MsgOptionText(msg.Text(), false),
-		slack.MsgOptionBlocks(msg.withButtons(value)...))
+		slack.MsgOptionBlocks(blocks...))
 	if err != nil {
 		return Posted{}, fmt.Errorf("posting anomaly %s to slack channel %s: %w", e.Anomaly, a.channel, err)
 	}

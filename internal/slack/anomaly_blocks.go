@@ -46,12 +46,9 @@ func (a AnomalyOpened) Blocks() []slack.Block {
 	}
 }
 
-// withButtons adds Expected and Not expected, each carrying value (none when value is empty).
+// withButtons adds Expected and Not expected, each carrying value.
 func (a AnomalyOpened) withButtons(value string) []slack.Block {
 	blocks := a.Blocks()
-	if value == "" {
-		return append(blocks, note("(This anomaly's cause is too long to answer from Slack.)"))
-	}
 	yes := slack.NewButtonBlockElement(ActionExpected, value, plain("Expected"))
 	no := withStyle(slack.NewButtonBlockElement(ActionNotExpected, value, plain("Not expected")), slack.StyleDanger)
 	return append(blocks, slack.NewActionBlock("bursar_anomaly", yes, no))

@@ -141,16 +141,29 @@ func TestAnomalyButtonsRouted(t *testing.T) {
 	}
 }
 
-func TestAnomalyTooLongForButtons(t *testing.T) {
-	r := newAnomalyRig(t)
-	e := costAnomaly()
-	e.Cause = strings.Repeat("workload=x,", 300)
-	if _, err := r.anomalies.Post(context.Background(), e); err != nil {
-		t.Fatal(err)
+func TestAnomalyPostedWithoutButtons(t *testing.T) {
+	tests := []struct {
+		name, want string
+		edit       func(*events.CostAnomaly)
+	}{
+		{"a cause over Slack's limit", "too long", func(e *events.CostAnomaly) { e.Cause = strings.Repeat("workload=x,", 300) }},
+		{"nothing explains it: an answer would quiet the whole scope", "No series explains", func(e *events.CostAnomaly) {
+			e.Moved, e.Cause = nil, e.Series
+		}},
 	}
-	m := r.slack.WaitFor(t, 1)[0]
-	if len(buttons(t, m)) != 0 || !strings.Contains(texts(t, m), "too long") {
-		t.Fatalf("buttons %q on a cause over Slack's limit", buttons(t, m))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newAnomalyRig(t)
+			e := costAnomaly()
+			tc.edit(e)
+			if _, err := r.anomalies.Post(context.Background(), e); err != nil {
+				t.Fatal(err)
+			}
+			m := r.slack.WaitFor(t, 1)[0]
+			if len(buttons(t, m)) != 0 || !strings.Contains(texts(t, m), tc.want) {
+				t.Fatalf("buttons %q, text:\n%s", buttons(t, m), texts(t, m))
+			}
+		})
 	}
 }
 
