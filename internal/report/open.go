@@ -24,7 +24,7 @@ type Source struct {
 	// error is returned as it is, with no fallback to the store, since a server that is refused
 	// must not be mistaken for one that is not there.
 	Verify func(*nats.Conn) error
-	Log     *slog.Logger
+	Log    *slog.Logger
 }
 
 // Open returns what runs reports on the history and a function that releases it; it reads an existing
