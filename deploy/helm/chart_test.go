@@ -204,7 +204,7 @@ func TestArbiterIsHighlyAvailableAndProbed(t *testing.T) {
 		}
 	}
 	pdb := objs["PodDisruptionBudget/bursar-arbiter"].(*policyv1.PodDisruptionBudget)
-	if pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
 		t.Errorf("PDB = %+v, want maxUnavailable 1", pdb.Spec)
 	}
 	if _, ok := objs["CronJob/bursar-report"]; !ok {
