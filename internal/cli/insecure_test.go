@@ -42,8 +42,9 @@ func dialWith(t *testing.T, args ...string) (string, error) {
 // TestDialRefusesAServerWithoutAuthentication: a server with no users accepts any client, also
 // one that presents credentials (nats-server#4324), so every program would run with no role's
 // permissions enforced. Dial refuses it, naming --nats-insecure and the risk, whatever
-// credentials are given; --nats-insecure or BURSAR_NATS_INSECURE accept it, with a warning. A
-// server that requires authentication is accepted without the flag.
+// credentials are given; --nats-insecure or BURSAR_NATS_INSECURE accept it, with a warning. The
+// embedded server "arbiter run" starts (bus.StartEmbedded, which bustest runs) requires
+// authentication, and is accepted without the flag.
 func TestDialRefusesAServerWithoutAuthentication(t *testing.T) {
 	open := clitest.OpenNATS(t).ClientURL()
 	secured := bustest.Start(t)
