@@ -91,7 +91,8 @@ func startAsTheChartDoes(t *testing.T, name, accounts string) {
 		seed, _ := kp.Seed()
 		t.Setenv("BURSAR_"+strings.ToUpper(role)+"_NKEY", pub)
 		seeds[role] = filepath.Join(dir, role+".nk")
-		if err := os.WriteFile(seeds[role], seed, 0o600); err != nil {
+		// as docs/deploy.md writes it: nk's first line, with its newline
+		if err := os.WriteFile(seeds[role], append(seed, '\n'), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
