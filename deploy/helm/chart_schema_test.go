@@ -70,6 +70,21 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 }
 
+// TestSchemaTakesWhatTheProgramsTake: values the programs accept pass the schema.
+func TestSchemaTakesWhatTheProgramsTake(t *testing.T) {
+	for _, values := range []string{
+		`report: {period: 36h}`, `report: {period: 1h30m}`, `report: {period: 2w}`,
+		`arbiter: {leaseTTL: 1m30s, slackListen: "0.0.0.0:3000"}`,
+		`{slack: {secret: s, channel: C0A, mode: http}, arbiter: {slackListen: ":3000"}}`,
+		`arbiter: {podDisruptionBudget: {minAvailable: 1}, replicas: 3}`,
+		`nats: {url: "tls://nats-1:4222,tls://nats-2:4222", streamReplicas: 3}`,
+	} {
+		if _, err := renderFiles(t, values); err != nil {
+			t.Errorf("%s: %v", values, err)
+		}
+	}
+}
+
 // TestSchemaRefusesBadValues: a wrong value fails "helm template" and "helm lint" naming it,
 // before anything reaches the cluster.
 func TestSchemaRefusesBadValues(t *testing.T) {
@@ -81,6 +96,7 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		{`arbiter: {podDisruptionBudget: {maxUnavailable: 0}}`, "/arbiter/podDisruptionBudget/maxUnavailable"},
 		{`report: {mode: weekly}`, "/report/mode"},
 		{`report: {schedule: "0 9 * *"}`, "/report/schedule"},
+		{`report: {period: a week}`, "/report/period"},
 		{`nats: {auth: token}`, "/nats/auth"},
 		{`nats: {insecure: "yes"}`, "/nats/insecure"},
 		{`slack: {mode: rtm}`, "/slack/mode"},
