@@ -1,0 +1,151 @@
+// Package forecast predicts where a period (a day, a week, a month) will end for an hourly
+// quantity (spend, GPU-hours, tokens, or a ratio of two such as cost per million tokens), with an
+// 80 % interval taken from the forecaster's own errors on the history it is given.
+//
+// It is pure: the history and the time of the forecast are passed in, nothing is read or logged,
+// and the same input always gives the same forecast. The model is deliberately small and
+// deterministic (no ML framework): an hour-of-day × day-of-week profile times a recent level, see
+// model.go. docs/forecasts.md gives its measured accuracy and the fallbacks it states.
+package forecast
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// History is an hourly quantity: Values[i] is the amount in the hour that starts at
+// Start + i hours. The last value is the hour that holds the forecast's Now, counted up to Now.
+type History struct {
+	Start  time.Time
+	Values []float64
+}
+
+// Period is what is forecast: the total from Start to End, as known at Now.
+type Period struct {
+	Start, End, Now time.Time
+}
+
+// Model names say which forecaster gave a Forecast.
+const (
+	// Weekly is the hour-of-day × day-of-week profile (two weeks of history or more).
+	Weekly = "weekly"
+	// Daily is the hour-of-day profile (MinHistoryHours up to two weeks of history).
+	Daily = "daily"
+	// BurnRate is the fallback under MinHistoryHours: the latest hour's rate until the end.
+	BurnRate = "burn rate"
+)
+
+// Interval methods say where a Forecast's Low and High come from.
+const (
+	// Backtested: the 10th and 90th percentiles of the forecaster's errors at this horizon.
+	Backtested = "backtested"
+	// Scaled: the history is too short to backtest at this horizon, so the errors at the longest
+	// horizon it allows are widened by √(horizon / that horizon), as a random walk's would be.
+	Scaled = "scaled"
+	// RangeSeen: under MinHistoryHours there is nothing to backtest; the interval is the lowest
+	// and highest hourly rate seen, carried to the end. It is not an 80 % interval.
+	RangeSeen = "range seen"
+)
+
+// Forecast is where a period is expected to end, and how far that has been off before.
+type Forecast struct {
+	Spent    float64 // the amount from the period's start to Now (for a ratio: the ratio so far)
+	Expected float64 // the period's expected total (ratio)
+	Low      float64 // 80 % interval of the total (see Interval)
+	High     float64
+	// Linear is the burn-rate forecast: Spent plus the latest whole hour's rate until End.
+	Linear float64
+	// ErrorPct is the backtested mean absolute error of Expected, in percent: how far off the
+	// period's total would be if the remaining part were as wrong as the forecaster was at this
+	// horizon on the history. LinearErrorPct is the same for Linear. Both are 0 when Samples is 0.
+	ErrorPct       float64
+	LinearErrorPct float64
+	// Samples is the number of backtest origins behind ErrorPct and the interval; 0: none.
+	Samples  int
+	Model    string // Weekly, Daily or BurnRate
+	Interval string // Backtested, Scaled or RangeSeen
+}
+
+// Tunables of the forecaster, chosen on the first half of the benchmark's periods (see
+// docs/forecasts.md); the benchmark reports on the second half.
+const (
+	// MinHistoryHours is the whole hours of history below which the forecast is the burn rate:
+	// two days to fit an hour-of-day profile, and two more to backtest it at a one-day horizon.
+	MinHistoryHours = 96
+	// minTrainHours is the least history a backtest origin is fitted on.
+	minTrainHours = 48
+	// minSamples is the least number of backtest origins an interval is read from.
+	minSamples = 24
+	// Coverage is the interval's nominal coverage: from the 10th to the 90th percentile.
+	lowQ, highQ = 0.10, 0.90
+)
+
+// ErrInput is wrapped by every error about the input.
+var ErrInput = errors.New("forecast input")
+
+// Sum forecasts the period's total of h.
+func Sum(h History, p Period) (Forecast, error) {
+	s, err := newSeries(h, p)
+	if err != nil {
+		return Forecast{}, err
+	}
+	return combine(p, []*series{s}, func(v []float64) float64 { return v[0] })
+}
+
+// Ratio forecasts scale × num/den over the period, e.g. spend per million tokens with scale 1e6.
+// num and den must cover the same hours. The interval applies each backtest origin's errors of
+// num and den together, so a cost that moves with the tokens it serves does not widen it.
+func Ratio(num, den History, p Period, scale float64) (Forecast, error) {
+	if !num.Start.Equal(den.Start) || len(num.Values) != len(den.Values) {
+		return Forecast{}, fmt.Errorf("%w: numerator from %s (%d hours) and denominator from %s (%d hours) must cover the same hours",
+			ErrInput, num.Start.Format(time.RFC3339), len(num.Values), den.Start.Format(time.RFC3339), len(den.Values))
+	}
+	n, err := newSeries(num, p)
+	if err != nil {
+		return Forecast{}, fmt.Errorf("numerator: %w", err)
+	}
+	d, err := newSeries(den, p)
+	if err != nil {
+		return Forecast{}, fmt.Errorf("denominator: %w", err)
+	}
+	return combine(p, []*series{n, d}, func(v []float64) float64 {
+		if v[1] <= 0 {
+			return math.NaN()
+		}
+		return scale * v[0] / v[1]
+	})
+}
+
+// Hours is how many values a History from start needs to hold the hour of now.
+func Hours(start, now time.Time) int {
+	return int(math.Ceil(now.Sub(start).Hours()))
+}
+
+func checkInput(h History, p Period) error {
+	switch {
+	case !h.Start.Equal(h.Start.Truncate(time.Hour)):
+		return fmt.Errorf("%w: history starts at %s, not on the hour", ErrInput, h.Start.Format(time.RFC3339))
+	case !p.Start.Equal(p.Start.Truncate(time.Hour)):
+		return fmt.Errorf("%w: period starts at %s, not on the hour", ErrInput, p.Start.Format(time.RFC3339))
+	case !p.End.After(p.Start):
+		return fmt.Errorf("%w: period %s to %s is empty", ErrInput, p.Start.Format(time.RFC3339), p.End.Format(time.RFC3339))
+	case p.Now.Before(p.Start) || p.Now.After(p.End):
+		return fmt.Errorf("%w: now %s is outside the period %s to %s", ErrInput, p.Now.Format(time.RFC3339),
+			p.Start.Format(time.RFC3339), p.End.Format(time.RFC3339))
+	case p.Now.Before(h.Start):
+		return fmt.Errorf("%w: now %s is before the history starts (%s)", ErrInput, p.Now.Format(time.RFC3339), h.Start.Format(time.RFC3339))
+	}
+	if want := Hours(h.Start, p.Now); len(h.Values) != want {
+		return fmt.Errorf("%w: history from %s to now %s needs %d hourly values, got %d", ErrInput,
+			h.Start.Format(time.RFC3339), p.Now.Format(time.RFC3339), want, len(h.Values))
+	}
+	for i, v := range h.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("%w: hour %d (%s): %v is not a finite amount of zero or more", ErrInput, i,
+				h.Start.Add(time.Duration(i)*time.Hour).Format(time.RFC3339), v)
+		}
+	}
+	return nil
+}
