@@ -26,28 +26,44 @@ func combine(p Period, ss []*series, value valueFn) (Forecast, error) {
 		return f, nil
 	}
 	models := make([]*model, len(ss))
-	expected := make([]float64, len(ss))
+	var expected [len(levelWindows)][]float64
+	for w := range levelWindows {
+		expected[w] = make([]float64, len(ss))
+	}
 	for k, s := range ss {
 		models[k] = s.fit(s.whole)
-		expected[k] = spent[k] + models[k].total(s.nowX, s.endX)
+		for w := range levelWindows {
+			expected[w][k] = spent[k] + models[k].total(w, s.nowX, s.endX)
+		}
 	}
-	f.Expected = value(expected)
 	f.Model = Daily
 	if models[0].cycle == week {
 		f.Model = Weekly
 	}
 	if left <= 0 {
+		f.Expected = value(spent)
 		f.Low, f.High, f.Interval = f.Expected, f.Expected, Backtested
 		return f, nil
 	}
 	bt := backtest(ss, spent, expected, left, value)
-	if len(bt.values) == 0 {
+	best := -1
+	for w := range levelWindows {
+		if len(bt.values[w]) == 0 {
+			continue
+		}
+		if e := meanAbsPct(bt.values[w], value(expected[w])); best < 0 || e < f.ErrorPct {
+			best, f.ErrorPct = w, e
+		}
+	}
+	if best < 0 {
+		f.Expected = value(expected[0])
 		f.Low, f.High = rangeSeen(ss, spent, left, value)
 		return f, nil
 	}
-	f.Low, f.High = quantile(bt.values, lowQ), quantile(bt.values, highQ)
-	f.ErrorPct, f.LinearErrorPct = meanAbsPct(bt.values, f.Expected), meanAbsPct(bt.linear, f.Linear)
-	f.Samples, f.Interval = len(bt.values), bt.method
+	f.Expected, f.LevelHours = value(expected[best]), levelWindows[best]
+	f.Low, f.High = quantile(bt.values[best], lowQ), quantile(bt.values[best], highQ)
+	f.LinearErrorPct = meanAbsPct(bt.linear, f.Linear)
+	f.Samples, f.Interval = len(bt.values[best]), bt.method
 	return f, nil
 }
 
@@ -85,17 +101,18 @@ func rangeSeen(ss []*series, spent []float64, left float64, value valueFn) (lo, 
 // trial is what backtesting gives: the period's total as it would come out if today's remainder
 // were off as the forecast (and the burn rate) was at each origin.
 type trial struct {
-	values, linear []float64
-	method         string
+	values [len(levelWindows)][]float64 // by level window
+	linear []float64
+	method string
 }
 
 // backtest fits the model at every whole hour o of the history that leaves h hours after it, and
-// compares what it expected for those h hours with what came. Each origin's relative error is
+// compares what it expected for those h hours with what came, for each level window. Each origin's relative error is
 // applied to today's expected remainder. Origins start where today's model starts (two weeks
 // for the weekly one) when that leaves minSamples of them. Where the history holds fewer than
 // minSamples origins, it backtests at the longest horizon that gives minSamples and widens the errors by
 // √(left / that horizon) (Scaled).
-func backtest(ss []*series, spent, expected []float64, left float64, value valueFn) trial {
+func backtest(ss []*series, spent []float64, expected [len(levelWindows)][]float64, left float64, value valueFn) trial {
 	n := ss[0].whole
 	h := max(1, int(math.Round(left)))
 	t := trial{method: Backtested}
@@ -108,16 +125,26 @@ func backtest(ss []*series, spent, expected []float64, left float64, value value
 		short := n - first - minSamples + 1
 		widen, h, t.method = math.Sqrt(left/float64(short)), short, Scaled
 	}
-	got, lin := make([]float64, len(ss)), make([]float64, len(ss))
+	var got [len(levelWindows)][]float64
+	var okF [len(levelWindows)]bool
+	for w := range got {
+		got[w] = make([]float64, len(ss))
+	}
+	lin := make([]float64, len(ss))
 	for o := first; o+h <= n; o++ {
-		okF, okL := true, true
+		for w := range okF {
+			okF[w] = true
+		}
+		okL := true
 		for k, s := range ss {
 			came := s.cum[o+h] - s.cum[o]
-			rem := expected[k] - spent[k]
-			fc := s.fit(o).total(float64(o), float64(o+h))
-			okF = okF && fc > 0
-			if fc > 0 {
-				got[k] = spent[k] + rem*math.Max(0, 1+widen*(came/fc-1))
+			m := s.fit(o)
+			for w := range levelWindows {
+				fc := m.total(w, float64(o), float64(o+h))
+				okF[w] = okF[w] && fc > 0
+				if fc > 0 {
+					got[w][k] = spent[k] + (expected[w][k]-spent[k])*math.Max(0, 1+widen*(came/fc-1))
+				}
 			}
 			burn := s.rate(o) * float64(h)
 			okL = okL && burn > 0
@@ -125,8 +152,10 @@ func backtest(ss []*series, spent, expected []float64, left float64, value value
 				lin[k] = spent[k] + s.rate(s.whole)*left*math.Max(0, 1+widen*(came/burn-1))
 			}
 		}
-		if x := value(got); okF && !math.IsNaN(x) {
-			t.values = append(t.values, x)
+		for w := range levelWindows {
+			if x := value(got[w]); okF[w] && !math.IsNaN(x) {
+				t.values[w] = append(t.values[w], x)
+			}
 		}
 		if x := value(lin); okL && !math.IsNaN(x) {
 			t.linear = append(t.linear, x)

@@ -8,15 +8,12 @@ import (
 // The model: the amount expected in hour i is level × index[slot(i)], where index is the
 // hour-of-day profile (daily) or the hour-of-day profile times the day-of-week profile (weekly),
 // each with mean 1, fitted on the most recent whole cycles, and level is the amount per hour of
-// the last levelHours, divided by the profile over those hours (so a quiet night does not read as
-// a fall in spend). The product of two small profiles (24 + 7 numbers) rather than 168 free ones
-// keeps the weekly shape steady on three or four weeks of history.
+// a recent stretch (one of levelWindows), divided by the profile over those hours (so a quiet
+// night does not read as a fall in spend). The product of two small profiles (24 + 7 numbers)
+// rather than 168 free ones keeps the weekly shape steady on three or four weeks of history.
 const (
 	day  = 24
 	week = 7 * day
-	// levelHours is the recent stretch the level is read from: a day follows a change in what
-	// runs within a day, and averages a day's noise.
-	levelHours = 24
 	// weeklyFrom is the history (hours) from which the day-of-week profile is fitted: two weeks,
 	// so each weekday is seen twice.
 	weeklyFrom = 2 * week
@@ -25,6 +22,12 @@ const (
 	maxWeeks = 4
 	maxDays  = 7
 )
+
+// levelWindows are the stretches (hours) the level may be read from: a day follows a change in
+// what runs within a day; one and two weeks average out more of a spot market's noise but follow
+// a change slowly. Each forecast uses the one with the least backtested error on its own
+// history (backtest.go), so a steady scope gets a steady level and a changing one a quick one.
+var levelWindows = [...]int{day, week, 2 * week}
 
 // series is one quantity's history, with the sums that make fitting at any origin O(cycle).
 type series struct {
@@ -77,11 +80,11 @@ func (s *series) rate(o int) float64 {
 
 // model is the fitted forecaster at one origin.
 type model struct {
-	cycle  int       // 24 or 168
-	off    int       // slot of hour 0
-	index  []float64 // profile by slot, mean 1
-	cumIdx []float64 // cumIdx[k] = index[0] + … + index[k-1]
-	level  float64   // amount per hour at profile 1
+	cycle  int                        // 24 or 168
+	off    int                        // slot of hour 0
+	index  []float64                  // profile by slot, mean 1
+	cumIdx []float64                  // cumIdx[k] = index[0] + … + index[k-1]
+	levels [len(levelWindows)]float64 // amount per hour at profile 1, by level window
 }
 
 // fit fits the model on the whole hours before origin o (o ≥ minTrainHours).
@@ -107,7 +110,9 @@ func (s *series) fit(o int) *model {
 	for j, x := range m.index {
 		m.cumIdx[j+1] = m.cumIdx[j] + x
 	}
-	m.level = s.levelAt(m, o, total/float64(span))
+	for w, hours := range levelWindows {
+		m.levels[w] = s.levelAt(m, o, min(hours, o), total/float64(span))
+	}
 	return m
 }
 
@@ -140,15 +145,15 @@ func profile(sums []float64, total float64, cycle int) []float64 {
 	return idx
 }
 
-// levelAt is the amount per hour at profile 1 over the levelHours before o. Where the profile
-// says those hours are normally quiet (a weekend night) the whole cycle's mean is used, since a
+// levelAt is the amount per hour at profile 1 over the hours before o. Where the profile says
+// those hours are normally quiet (a weekend night) the fitted cycles' mean is used, since a
 // near-zero profile would make a small amount look like a large level.
-func (s *series) levelAt(m *model, o int, cycleMean float64) float64 {
-	w := m.idxBetween(float64(o-levelHours), float64(o))
-	if w < levelHours/4 {
+func (s *series) levelAt(m *model, o, hours int, cycleMean float64) float64 {
+	w := m.idxBetween(float64(o-hours), float64(o))
+	if w < float64(hours)/4 {
 		return cycleMean
 	}
-	return (s.cum[o] - s.cum[o-levelHours]) / w
+	return (s.cum[o] - s.cum[o-hours]) / w
 }
 
 // idxBetween is the profile summed over [a, b) in hours from the history's start.
@@ -163,10 +168,11 @@ func (m *model) idxTo(x float64) float64 {
 	return n*m.cumIdx[m.cycle] + m.cumIdx[j] + (r-float64(j))*m.index[j]
 }
 
-// total is the amount expected over [a, b) in hours from the history's start.
-func (m *model) total(a, b float64) float64 {
+// total is the amount expected over [a, b) in hours from the history's start, with level
+// window w.
+func (m *model) total(w int, a, b float64) float64 {
 	if b <= a {
 		return 0
 	}
-	return m.level * m.idxBetween(a, b)
+	return m.levels[w] * m.idxBetween(a, b)
 }

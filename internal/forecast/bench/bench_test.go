@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,18 +27,26 @@ var evalMonths = []time.Month{time.March, time.April, time.May, time.June, time.
 
 // dayStats sums, for one day of the month, the forecasts made at its end over the scope-months.
 type dayStats struct {
-	n                  int
-	absErr, linAbsErr  float64 // sums of |forecast - outcome| / outcome
-	covered            int
+	n                 int
+	absErr, linAbsErr float64 // sums of |forecast - outcome| / outcome
+	covered           int
 	models, intervals map[string]int
 }
 
+// tuneMonths are the months the interval's width was chosen on (forecast.lowQ); the others
+// are held out.
+var tuneMonths = []time.Month{time.March, time.April}
+
 // evaluate forecasts each scope's month-end spend at the end of every day of each month, from
-// the historyWeeks before.
-func evaluate(scopes []scope, months []time.Month) ([32]dayStats, error) {
-	var days [32]dayStats
+// the historyWeeks before; the statistics by month and day of month.
+func evaluate(scopes []scope, months []time.Month) (map[time.Month]*[32]dayStats, error) {
+	out := map[time.Month]*[32]dayStats{}
+	for _, m := range months {
+		out[m] = new([32]dayStats)
+	}
 	for _, sc := range scopes {
 		for _, m := range months {
+			days := out[m]
 			start := time.Date(2025, m, 1, 0, 0, 0, 0, time.UTC)
 			end := start.AddDate(0, 1, 0)
 			outcome := sum(sc.spend, start, end)
@@ -53,7 +62,7 @@ func evaluate(scopes []scope, months []time.Month) ([32]dayStats, error) {
 				h := forecast.History{Start: from, Values: slice(sc.spend, from, now)}
 				f, err := forecast.Sum(h, forecast.Period{Start: start, End: end, Now: now})
 				if err != nil {
-					return days, fmt.Errorf("%s on %s: %w", sc.name, now.Format(time.DateOnly), err)
+					return nil, fmt.Errorf("%s on %s: %w", sc.name, now.Format(time.DateOnly), err)
 				}
 				s := &days[d]
 				if s.models == nil {
@@ -70,7 +79,31 @@ func evaluate(scopes []scope, months []time.Month) ([32]dayStats, error) {
 			}
 		}
 	}
-	return days, nil
+	return out, nil
+}
+
+// merge sums the statistics of the months given.
+func merge(by map[time.Month]*[32]dayStats, months []time.Month) [32]dayStats {
+	var out [32]dayStats
+	for _, m := range months {
+		for d, s := range by[m] {
+			o := &out[d]
+			o.n += s.n
+			o.absErr += s.absErr
+			o.linAbsErr += s.linAbsErr
+			o.covered += s.covered
+			for k, v := range s.models {
+				if o.models == nil {
+					o.models, o.intervals = map[string]int{}, map[string]int{}
+				}
+				o.models[k] += v
+			}
+			for k, v := range s.intervals {
+				o.intervals[k] += v
+			}
+		}
+	}
+	return out
 }
 
 func index(t time.Time) int { return int(t.Sub(costseries.Epoch).Hours()) }
@@ -105,6 +138,20 @@ func summarize(days [32]dayStats) summary {
 	return s
 }
 
+// printModels says which models and intervals gave the forecasts.
+func printModels(w io.Writer, days [32]dayStats) {
+	models, intervals := map[string]int{}, map[string]int{}
+	for _, s := range days {
+		for k, v := range s.models {
+			models[k] += v
+		}
+		for k, v := range s.intervals {
+			intervals[k] += v
+		}
+	}
+	fmt.Fprintf(w, "models %v, intervals %v\n", models, intervals)
+}
+
 // printTable writes the error by day of month beside the burn rate's, and the coverage.
 func printTable(w io.Writer, title string, days [32]dayStats) {
 	fmt.Fprintf(w, "\n%s\n| day | forecasts | Bursar MAPE %% | burn-rate MAPE %% | 80 %% interval coverage %% |\n|---:|---:|---:|---:|---:|\n", title)
@@ -135,13 +182,15 @@ func BenchmarkForecast(b *testing.B) {
 	}
 	scopes := chain(ss)
 	b.ResetTimer()
-	var days [32]dayStats
+	var by map[time.Month]*[32]dayStats
 	for range b.N {
-		if days, err = evaluate(scopes, evalMonths); err != nil {
+		if by, err = evaluate(scopes, evalMonths); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
+	days := merge(by, evalMonths)
+	held := slices.DeleteFunc(slices.Clone(evalMonths), func(m time.Month) bool { return slices.Contains(tuneMonths, m) })
 	blocks := 0
 	for _, sc := range scopes {
 		blocks += sc.blocks
@@ -149,6 +198,15 @@ func BenchmarkForecast(b *testing.B) {
 	fmt.Fprintf(os.Stdout, "\n%d scopes (%d series-weeks of replays, a moving-block bootstrap of %d week-long blocks into %d days each), months %v\n",
 		len(scopes), int(costseries.TotalWeeks(ss)), blocks, chainDays, evalMonths)
 	printTable(os.Stdout, "Month-end spend forecast by day of month", days)
+	for _, part := range []struct {
+		name   string
+		months []time.Month
+	}{{"tuning months", tuneMonths}, {"held-out months", held}} {
+		s := summarize(merge(by, part.months))
+		fmt.Fprintf(os.Stdout, "%s %v: day 7 %.1f %% (burn rate %.1f %%), day 20 %.1f %% (burn rate %.1f %%), coverage %.1f %%\n",
+			part.name, part.months, s.day7, s.lin7, s.day20, s.lin20, s.coverage)
+	}
+	printModels(os.Stdout, days)
 	s := summarize(days)
 	b.ReportMetric(s.day7, "mape_day7_pct")
 	b.ReportMetric(s.day20, "mape_day20_pct")
