@@ -108,7 +108,7 @@ func Measure(p Policy, ivs []Interval, now time.Time) Spend {
 	}
 	s.Linear = s.Actual + s.BurnPerHour*end.Sub(now).Hours()
 	s.Forecast, s.Low, s.High, s.Model = s.Linear, s.Linear, s.Linear, forecast.BurnRate
-	f, err := forecast.Sum(scopeHistory(p.Scope, ivs, start, now), forecast.Period{Start: start, End: end, Now: now})
+	f, err := forecast.Sum(scopeHistory(p.Scope, ivs, now), forecast.Period{Start: start, End: end, Now: now})
 	if err != nil {
 		return s // only a history built wrong errs: the burn rate stands
 	}
@@ -124,9 +124,9 @@ func Measure(p Policy, ivs []Interval, now time.Time) Spend {
 const historyLimit = 12 * 7 * 24 * time.Hour
 
 // scopeHistory is the hourly spend of the intervals in scope, from the hour the earliest began
-// (no earlier than historyLimit before now, no later than the period's start) to now.
-func scopeHistory(sc Scope, ivs []Interval, start, now time.Time) forecast.History {
-	from := start
+// (no earlier than historyLimit before now) to now.
+func scopeHistory(sc Scope, ivs []Interval, now time.Time) forecast.History {
+	from := now
 	for _, iv := range ivs {
 		if iv.From.Before(from) && sc.Matches(iv.Workload, iv.Team, iv.Provider, iv.Location) {
 			from = iv.From

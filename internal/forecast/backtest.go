@@ -79,6 +79,10 @@ func carry(ss []*series, spent []float64, left float64, rate func(*series) float
 // rangeSeen is the interval under too short a history: the lowest and highest hourly rate seen
 // (each hour's rates together, for a ratio), carried to the end.
 func rangeSeen(ss []*series, spent []float64, left float64, value valueFn) (lo, hi float64) {
+	if len(ss[0].v) == 0 { // nothing recorded yet
+		x := value(spent)
+		return x, x
+	}
 	lo, hi = math.Inf(1), math.Inf(-1)
 	n := ss[0].whole
 	for i := range max(n, 1) {

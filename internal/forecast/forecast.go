@@ -93,9 +93,10 @@ const (
 // ErrInput is wrapped by every error about the input.
 var ErrInput = errors.New("forecast input")
 
-// Sum forecasts the period's total of h.
+// Sum forecasts the period's total of h. Hours before the first with any amount are left out
+// (trim): a scope that has spent nothing yet had not begun, and its zeros say nothing of its level.
 func Sum(h History, p Period) (Forecast, error) {
-	s, err := newSeries(h, p)
+	s, err := newSeries(trim(h, h), p)
 	if err != nil {
 		return Forecast{}, err
 	}
@@ -110,11 +111,11 @@ func Ratio(num, den History, p Period, scale float64) (Forecast, error) {
 		return Forecast{}, fmt.Errorf("%w: numerator from %s (%d hours) and denominator from %s (%d hours) must cover the same hours",
 			ErrInput, num.Start.Format(time.RFC3339), len(num.Values), den.Start.Format(time.RFC3339), len(den.Values))
 	}
-	n, err := newSeries(num, p)
+	n, err := newSeries(trim(num, num, den), p)
 	if err != nil {
 		return Forecast{}, fmt.Errorf("numerator: %w", err)
 	}
-	d, err := newSeries(den, p)
+	d, err := newSeries(trim(den, num, den), p)
 	if err != nil {
 		return Forecast{}, fmt.Errorf("denominator: %w", err)
 	}
@@ -124,6 +125,24 @@ func Ratio(num, den History, p Period, scale float64) (Forecast, error) {
 		}
 		return scale * v[0] / v[1]
 	})
+}
+
+// trim drops the hours of h before the first in which any of all has an amount (none when all
+// are zero throughout).
+func trim(h History, all ...History) History {
+	first := len(h.Values)
+	for _, a := range all {
+		for i, v := range a.Values[:min(first, len(a.Values))] {
+			if v != 0 {
+				first = i
+				break
+			}
+		}
+	}
+	if first == len(h.Values) {
+		return h
+	}
+	return History{Start: h.Start.Add(time.Duration(first) * time.Hour), Values: h.Values[first:]}
 }
 
 // Hours is how many values a History from start needs to hold the hour of now.

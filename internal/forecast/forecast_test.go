@@ -225,3 +225,21 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("ratio of unequal histories: err = %v, want ErrInput", err)
 	}
 }
+
+func TestEmptyAndLateHistory(t *testing.T) {
+	now := monday.Add(50 * time.Hour)
+	p := Period{Start: monday, End: monday.AddDate(0, 0, 7), Now: now}
+	f, err := Sum(History{Start: now, Values: nil}, p)
+	if err != nil || f.Spent != 0 || f.Expected != 0 || f.Low != 0 || f.High != 0 {
+		t.Errorf("nothing recorded: %+v, %v; want zeros", f, err)
+	}
+	// A scope that began at hour 40: the zeros before are not a level of zero.
+	v := make([]float64, 50)
+	for i := 40; i < 50; i++ {
+		v[i] = 3
+	}
+	f, err = Sum(History{Start: monday, Values: v}, p)
+	if err != nil || f.Spent != 30 || f.Model != BurnRate || math.Abs(f.Expected-(30+3*(7*24-50))) > 1e-9 {
+		t.Errorf("late start: %+v, %v; want the burn rate of its ten hours", f, err)
+	}
+}
