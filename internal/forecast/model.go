@@ -140,7 +140,7 @@ func profile(sums []float64, total float64, cycle int) []float64 {
 		dow[j/day] += x / day
 	}
 	for j := range idx {
-		idx[j] = hod[j%day] * dow[j/day] / (mean * mean)
+		idx[j] = hod[j%day] / mean * (dow[j/day] / mean) // not /mean²: that underflows on tiny amounts
 	}
 	return idx
 }
