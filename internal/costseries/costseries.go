@@ -29,14 +29,16 @@ type Options struct {
 	ServingPolicies []string
 }
 
-// DefaultOptions are the benchmark's replays: AWS1 and AWS2 under SpotHedge and Bursar's planner
-// (about 11 days each), and the two 14-day ServeGen traces under SkyServe, the on-demand
-// autoscaler and Bursar's planner. Every replay is one window over its whole trace.
+// DefaultOptions are the benchmark's replays: AWS1 and AWS2 under SpotHedge, Bursar's planner,
+// Round Robin and Even Spread with a spare (about 11 days each), and the two 14-day ServeGen
+// traces under the on-demand autoscaler, SkyServe and Bursar's planner. Every replay is one
+// window over its whole trace. They make 82 series, 152.5 series-weeks, in 14 workloads, in
+// about 15 s on 2 cores.
 func DefaultOptions() Options {
 	return Options{
 		Data:            DefaultData,
 		ReplicaTraces:   []string{"AWS1", "AWS2"},
-		ReplicaPolicies: []string{"spothedge", "bursar-direct"},
+		ReplicaPolicies: []string{"spothedge", "bursar-direct", "round-robin:1", "even-spread:1"},
 		ServingPolicies: []string{"od-autoscale", "skyserve", "bursar-direct"},
 	}
 }

@@ -32,9 +32,10 @@ type Key struct {
 	Market   string
 }
 
-// String is the key as one readable token, workload/location/type/market.
+// String is the key as the cost.anomaly event's series names it: its dimensions in a fixed
+// order, "workload=w,location=l,gpu_model=g,market=m".
 func (k Key) String() string {
-	return k.Workload + "/" + k.Location + "/" + k.GPUType + "/" + k.Market
+	return "workload=" + k.Workload + ",location=" + k.Location + ",gpu_model=" + k.GPUType + ",market=" + k.Market
 }
 
 // Series is one key's spend at Step resolution from Start. Every slice has one value per step.

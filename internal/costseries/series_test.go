@@ -35,6 +35,9 @@ func TestFromScheduleByHand(t *testing.T) {
 	if z1.Key != (Key{"w", "z1", "V100", Spot}) || od.Key != (Key{"w", "any", "V100", OnDemand}) {
 		t.Fatalf("keys %v, %v", z1.Key, od.Key)
 	}
+	if got := z1.Key.String(); got != "workload=w,location=z1,gpu_model=V100,market=spot" {
+		t.Errorf("key %q, want the cost.anomaly event's series form", got)
+	}
 	want := map[string][]float64{
 		"z1 $/h": {2.04, 1.02}, "z1 GPUs": {2, 1}, "od $/h": {0, 1.53}, "od GPUs": {0, 0.5},
 	}
