@@ -25,7 +25,7 @@ func combine(p Period, ss []*series, value valueFn) (Forecast, error) {
 		f.Low, f.High = rangeSeen(ss, spent, left, value)
 		return f, nil
 	}
-	models := make([]*model, len(ss))
+	models := make([]model, len(ss))
 	var expected [len(levelWindows)][]float64
 	for w := range levelWindows {
 		expected[w] = make([]float64, len(ss))
@@ -37,7 +37,7 @@ func combine(p Period, ss []*series, value valueFn) (Forecast, error) {
 		}
 	}
 	f.Model = Daily
-	if models[0].cycle == week {
+	if models[0].weekly {
 		f.Model = Weekly
 	}
 	if left <= 0 {

@@ -78,71 +78,67 @@ func (s *series) rate(o int) float64 {
 	return s.v[o-1]
 }
 
-// model is the fitted forecaster at one origin.
+// model is the fitted forecaster at one origin. The profile of the hour at hour-of-day h on
+// weekday d is hod[h] × dow[d] (each of mean 1; dow all 1 for the daily model), kept with their
+// running sums so that the profile over any stretch is a few additions, not one per hour: a
+// backtest fits the model at every hour of the history.
 type model struct {
-	cycle  int                        // 24 or 168
-	off    int                        // slot of hour 0
-	index  []float64                  // profile by slot, mean 1
-	cumIdx []float64                  // cumIdx[k] = index[0] + … + index[k-1]
+	weekly bool
+	off    int                        // hour of the week of hour 0
+	hod    [day]float64               // hour-of-day profile, mean 1
+	hodCum [day + 1]float64           // hodCum[h] = hod[0] + … + hod[h-1]
+	dow    [7]float64                 // day-of-week profile, mean 1
+	dowCum [8]float64                 // dowCum[d] = dow[0] + … + dow[d-1]
 	levels [len(levelWindows)]float64 // amount per hour at profile 1, by level window
 }
 
-// fit fits the model on the whole hours before origin o (o ≥ minTrainHours).
-func (s *series) fit(o int) *model {
-	m := &model{cycle: day, off: s.off % day}
-	k, by := min(maxDays, o/day), s.byDay
-	if o >= weeklyFrom {
-		m.cycle, m.off, k, by = week, s.off, min(maxWeeks, o/week), s.byWeek
+// fit fits the model on the whole hours before origin o (o ≥ minTrainHours): the hour-of-day
+// profile on the last maxDays days (maxWeeks weeks once there are two), the day-of-week profile
+// on the last maxWeeks weeks from two weeks of history on.
+func (s *series) fit(o int) model {
+	m := model{off: s.off, weekly: o >= weeklyFrom}
+	cycle, k, by := day, min(maxDays, o/day), s.byDay
+	if m.weekly {
+		cycle, k, by = week, min(maxWeeks, o/week), s.byWeek
 	}
-	span := k * m.cycle
-	sums := make([]float64, m.cycle) // by slot, over the last span hours
+	span := k * cycle
+	var hod [day]float64
+	var dow [7]float64
 	total := 0.0
-	for j := o - m.cycle; j < o; j++ {
+	for j := o - cycle; j < o; j++ {
 		x := by[j] // the k hours of j's slot in the span: j, j-cycle, …, j-span+cycle
 		if j-span >= 0 {
 			x -= by[j-span]
 		}
-		sums[(m.off+j)%m.cycle] = x
+		slot := (s.off + j) % week
+		hod[slot%day] += x
+		dow[slot/day] += x
 		total += x
 	}
-	m.index = profile(sums, total, m.cycle)
-	m.cumIdx = make([]float64, m.cycle+1)
-	for j, x := range m.index {
-		m.cumIdx[j+1] = m.cumIdx[j] + x
-	}
+	m.setProfile(hod, dow, total)
 	for w, hours := range levelWindows {
-		m.levels[w] = s.levelAt(m, o, min(hours, o), total/float64(span))
+		m.levels[w] = s.levelAt(&m, o, min(hours, o), total/float64(span))
 	}
 	return m
 }
 
-// profile turns sums by slot into an index with mean 1: for a week, the product of the
-// hour-of-day and the day-of-week profiles. A cycle that spent nothing has a flat profile.
-func profile(sums []float64, total float64, cycle int) []float64 {
-	idx := make([]float64, cycle)
-	if total <= 0 {
-		for j := range idx {
-			idx[j] = 1
+// setProfile turns the sums by hour of day and by weekday into profiles of mean 1. A stretch
+// that spent nothing has flat ones; so has the week of the daily model.
+func (m *model) setProfile(hod [day]float64, dow [7]float64, total float64) {
+	for h := range m.hod {
+		m.hod[h] = 1
+		if total > 0 {
+			m.hod[h] = hod[h] / (total / day)
 		}
-		return idx
+		m.hodCum[h+1] = m.hodCum[h] + m.hod[h]
 	}
-	mean := total / float64(cycle)
-	if cycle == day {
-		for j, x := range sums {
-			idx[j] = x / mean
+	for d := range m.dow {
+		m.dow[d] = 1
+		if total > 0 && m.weekly {
+			m.dow[d] = dow[d] / (total / 7)
 		}
-		return idx
+		m.dowCum[d+1] = m.dowCum[d] + m.dow[d]
 	}
-	var hod [day]float64
-	var dow [7]float64
-	for j, x := range sums {
-		hod[j%day] += x / 7
-		dow[j/day] += x / day
-	}
-	for j := range idx {
-		idx[j] = hod[j%day] / mean * (dow[j/day] / mean) // not /mean²: that underflows on tiny amounts
-	}
-	return idx
 }
 
 // levelAt is the amount per hour at profile 1 over the hours before o. Where the profile says
@@ -159,13 +155,17 @@ func (s *series) levelAt(m *model, o, hours int, cycleMean float64) float64 {
 // idxBetween is the profile summed over [a, b) in hours from the history's start.
 func (m *model) idxBetween(a, b float64) float64 { return m.idxTo(b) - m.idxTo(a) }
 
+// idxTo is the profile summed from the start of the week holding the history's start to x
+// hours after the history's start: whole weeks (168 each), whole days of the last week
+// (24 × dow), and the hours of the last day (dow × hod).
 func (m *model) idxTo(x float64) float64 {
 	y := x + float64(m.off)
-	c := float64(m.cycle)
-	n := math.Floor(y / c)
-	r := y - n*c
-	j := min(int(r), m.cycle-1)
-	return n*m.cumIdx[m.cycle] + m.cumIdx[j] + (r-float64(j))*m.index[j]
+	weeks := math.Floor(y / week)
+	r := y - weeks*week
+	d := min(int(r/day), 6)
+	hr := r - float64(d*day)
+	h := min(int(hr), day-1)
+	return weeks*week + day*m.dowCum[d] + m.dow[d]*(m.hodCum[h]+(hr-float64(h))*m.hod[h])
 }
 
 // total is the amount expected over [a, b) in hours from the history's start, with level
