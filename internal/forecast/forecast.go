@@ -73,7 +73,8 @@ type Forecast struct {
 }
 
 // Tunables of the forecaster. lowQ and highQ were chosen on March-April of the benchmark
-// (internal/forecast/bench), which reports May-July apart; the rest were set beforehand.
+// (internal/forecast/bench), which reports May-July apart; the rest were set before it ran
+// (the choice among levelWindows replaced a fixed day after its first run: docs/forecasts.md).
 const (
 	// MinHistoryHours is the whole hours of history below which the forecast is the burn rate:
 	// two days to fit an hour-of-day profile, and two more to backtest it at a one-day horizon.
