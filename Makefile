@@ -55,6 +55,7 @@ bench: setup
 	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./internal/replay
 	$(GO) test -run '^$$' -bench JobsReplay -benchtime 1x -timeout 30m ./internal/jobreplay
 	$(GO) test -run '^$$' -bench Anomalies -benchtime 1x -timeout 20m ./internal/anomaly/benchmark
+	$(GO) test -run '^$$' -bench Forecast -benchtime 1x -timeout 20m ./internal/forecast/bench
 	$(GO) test -run '^$$' -bench 'AWSPriceListBody|SkyPilotMemory' -benchtime 1x ./internal/pricesource
 
 ## lint: vet and formatting
