@@ -47,9 +47,10 @@ func TestE2EPrometheusScrapesTheLiveSystem(t *testing.T) {
 	awaitReady(t, "collector run", collectorAddr)
 	awaitReady(t, "report serve", reportAddr)
 
-	prom := promtest.Start(t, scrapeEvery, promtest.Job{Name: "arbiter", Targets: []string{arbiterAddr}},
-		promtest.Job{Name: "collector", Targets: []string{collectorAddr}},
-		promtest.Job{Name: "report", Targets: []string{reportAddr}})
+	prom := promtest.Start(t, promtest.Config{Interval: scrapeEvery,
+		RuleFiles: []string{filepath.Join(root, "deploy", "helm", "bursar", "rules", "bursar-alerts.yaml")},
+		Jobs: []promtest.Job{{Name: "arbiter", Targets: []string{arbiterAddr}},
+			{Name: "collector", Targets: []string{collectorAddr}}, {Name: "report", Targets: []string{reportAddr}}}})
 	ctx := context.Background()
 	promtest.Eventually(t, time.Minute, "all three targets up", func() error { return allUp(ctx, prom) })
 
@@ -69,6 +70,7 @@ func TestE2EPrometheusScrapesTheLiveSystem(t *testing.T) {
 	})
 	// Two minutes of spend make a few cents: report cost prints USD to the cent.
 	var t2 time.Time
+	checkRules(t, ctx, prom)
 	promtest.Eventually(t, 5*time.Minute, "two minutes of spend scraped", func() error {
 		var err error
 		if t2, err = spendSampleTime(ctx, prom, time.Time{}); err != nil {
@@ -132,6 +134,33 @@ func agrees(ctx context.Context, logf func(string, ...any), bin string, bus []st
 	logf("%s to %s: Prometheus %.6f USD, report cost %.2f USD (gpu_hours × usd_per_gpu_hour %.6f), tolerance %.6f + rounding",
 		t1.Format(time.TimeOnly), t2.Format(time.TimeOnly), spent, usd, derived, tol)
 	return nil
+}
+
+// checkRules: the chart's alerting rules evaluate on the live series without error, and the
+// arbiter leading is no BursarNoLeader.
+func checkRules(t *testing.T, ctx context.Context, prom *promtest.Server) {
+	t.Helper()
+	var rules []promtest.Rule
+	promtest.Eventually(t, time.Minute, "every rule evaluated", func() error {
+		var err error
+		if rules, err = prom.Rules(ctx); err != nil {
+			return err
+		}
+		for _, r := range rules {
+			if r.Health != "ok" {
+				return fmt.Errorf("%s: health %s %s", r.Name, r.Health, r.LastError)
+			}
+		}
+		return nil
+	})
+	for _, r := range rules {
+		if r.Name == "BursarNoLeader" && r.State != "inactive" {
+			t.Errorf("BursarNoLeader is %s while the arbiter leads", r.State)
+		}
+		if r.State != "inactive" {
+			t.Logf("alert %s is %s", r.Name, r.State)
+		}
+	}
 }
 
 // allUp says whether every target is up, or which is not and why.

@@ -29,15 +29,26 @@ type Job struct {
 	Targets []string
 }
 
-// Start runs `prometheus` scraping jobs every interval, its TSDB and log in t.TempDir(), on a
-// free loopback port, and waits (up to a minute) until it answers /-/ready. It is stopped when
-// the test ends; its log is printed if the test failed.
-func Start(t testing.TB, interval time.Duration, jobs ...Job) *Server {
+// Config is what Start runs Prometheus with.
+type Config struct {
+	Interval  time.Duration // scrape and rule evaluation interval
+	Jobs      []Job
+	RuleFiles []string // rule files to load and evaluate
+}
+
+// Start runs `prometheus` as c says, its TSDB and log in t.TempDir(), on a free loopback port,
+// and waits (up to a minute) until it answers /-/ready. It is stopped when the test ends; its
+// log is printed if the test failed.
+func Start(t testing.TB, c Config) *Server {
 	t.Helper()
 	bin := Binary(t, "prometheus")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config(interval, jobs)), 0o600); err != nil {
+	text, err := config(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
@@ -67,7 +78,7 @@ func Start(t testing.TB, interval time.Duration, jobs ...Job) *Server {
 			t.Logf("prometheus log:\n%s", b)
 		}
 	})
-	s := &Server{URL: "http://" + addr, Interval: interval}
+	s := &Server{URL: "http://" + addr, Interval: c.Interval}
 	Eventually(t, time.Minute, "prometheus answers /-/ready", func() error {
 		resp, err := http.Get(s.URL + "/-/ready")
 		if err != nil {
@@ -82,19 +93,30 @@ func Start(t testing.TB, interval time.Duration, jobs ...Job) *Server {
 	return s
 }
 
-// config is prometheus.yml for jobs; the scrape timeout is the interval, the longest allowed.
-func config(interval time.Duration, jobs []Job) string {
+// config is prometheus.yml for c; the scrape timeout is the interval, the longest allowed.
+func config(c Config) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\nscrape_configs:\n",
-		interval, interval, interval)
-	for _, j := range jobs {
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\n",
+		c.Interval, c.Interval, c.Interval)
+	if len(c.RuleFiles) > 0 {
+		b.WriteString("rule_files:\n")
+		for _, f := range c.RuleFiles {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "  - %s\n", strconv.Quote(abs))
+		}
+	}
+	b.WriteString("scrape_configs:\n")
+	for _, j := range c.Jobs {
 		quoted := make([]string, len(j.Targets))
 		for i, tg := range j.Targets {
 			quoted[i] = strconv.Quote(tg)
 		}
 		fmt.Fprintf(&b, "  - job_name: %q\n    static_configs:\n      - targets: [%s]\n", j.Name, strings.Join(quoted, ", "))
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // Target is one scrape target's state, as /api/v1/targets reports it.
@@ -121,6 +143,38 @@ func (s *Server) Targets(ctx context.Context) ([]Target, error) {
 	out := make([]Target, 0, len(data.ActiveTargets))
 	for _, a := range data.ActiveTargets {
 		out = append(out, Target{Job: a.Labels["job"], URL: a.ScrapeURL, Health: a.Health, LastError: a.LastError})
+	}
+	return out, nil
+}
+
+// Rule is one loaded rule's state, as /api/v1/rules reports it.
+type Rule struct {
+	Name      string
+	Health    string // ok, err, unknown (not evaluated yet)
+	LastError string
+	State     string // an alert's: inactive, pending, firing
+}
+
+// Rules returns every loaded rule.
+func (s *Server) Rules(ctx context.Context) ([]Rule, error) {
+	var data struct {
+		Groups []struct {
+			Rules []struct {
+				Name      string `json:"name"`
+				Health    string `json:"health"`
+				LastError string `json:"lastError"`
+				State     string `json:"state"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := s.get(ctx, "/api/v1/rules", nil, &data); err != nil {
+		return nil, err
+	}
+	var out []Rule
+	for _, g := range data.Groups {
+		for _, r := range g.Rules {
+			out = append(out, Rule{Name: r.Name, Health: r.Health, LastError: r.LastError, State: r.State})
+		}
 	}
 	return out, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,9 +29,13 @@ func TestStartScrapesAndQueries(t *testing.T) {
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close() // its address now refuses connections
 
-	p := promtest.Start(t, time.Second,
-		promtest.Job{Name: "served", Targets: []string{strings.TrimPrefix(srv.URL, "http://")}},
-		promtest.Job{Name: "gone", Targets: []string{strings.TrimPrefix(gone.URL, "http://")}})
+	rules := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rules, []byte("groups:\n  - name: t\n    rules:\n      - alert: Answered\n        expr: promtest_answer == 42\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := promtest.Start(t, promtest.Config{Interval: time.Second, RuleFiles: []string{rules}, Jobs: []promtest.Job{
+		{Name: "served", Targets: []string{strings.TrimPrefix(srv.URL, "http://")}},
+		{Name: "gone", Targets: []string{strings.TrimPrefix(gone.URL, "http://")}}}})
 	ctx := context.Background()
 	promtest.Eventually(t, time.Minute, "both targets scraped", func() error {
 		ts, err := p.Targets(ctx)
@@ -52,6 +58,16 @@ func TestStartScrapesAndQueries(t *testing.T) {
 	if len(got) != 1 || got[0].Value != 42 || got[0].Labels["job"] != "served" {
 		t.Fatalf("promtest_answer = %+v, want one sample of 42 from job served", got)
 	}
+	promtest.Eventually(t, time.Minute, "the rule fires", func() error {
+		rs, err := p.Rules(ctx)
+		if err != nil {
+			return err
+		}
+		if len(rs) != 1 || rs[0].Name != "Answered" || rs[0].Health != "ok" || rs[0].State != "firing" {
+			return fmt.Errorf("rules %+v, want Answered ok and firing", rs)
+		}
+		return nil
+	})
 }
 
 // TestCheckMetrics: promtool's linter passes a clean exposition and names the problem in a
