@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"crypto/md5"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -241,4 +242,44 @@ func contents(t *testing.T, rc io.ReadCloser) map[string]string {
 			out["/"+strings.TrimPrefix(h.Name, "./")] = string(b)
 		}
 	}
+}
+
+// TestScannerSeesTheCLibrary: a real scanner, Syft (not installed by default: go install
+// github.com/anchore/syft/cmd/syft@v1.57.2), finds libc6 in the image at the version dpkg-query
+// gives, as a Debian package. (On the image built without the status.d records, as before, it
+// listed no Debian package at all.)
+func TestScannerSeesTheCLibrary(t *testing.T) {
+	syft, err := exec.LookPath("syft")
+	if err != nil {
+		t.Skip("syft is not installed (go install github.com/anchore/syft/cmd/syft@v1.57.2)")
+	}
+	version, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "libc6").Output()
+	if err != nil {
+		t.Skipf("no libc6 from dpkg here (%v)", err)
+	}
+	o := options(t)
+	o.Dpkg, o.OSRelease = DpkgQuery{}, "/etc/os-release"
+	if err := Build(o); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(syft, "scan", "oci-dir:"+o.Layout, "-o", "json", "-q").Output()
+	if err != nil {
+		t.Fatalf("syft: %v", err)
+	}
+	var sbom struct {
+		Artifacts []struct{ Name, Version, Type, PURL string }
+	}
+	if err := json.Unmarshal(out, &sbom); err != nil {
+		t.Fatalf("syft -o json: %v", err)
+	}
+	var found []string
+	for _, a := range sbom.Artifacts {
+		if a.Type == "deb" {
+			found = append(found, a.Name+" "+a.Version+" "+a.PURL)
+			if a.Name == "libc6" && a.Version == string(version) {
+				return
+			}
+		}
+	}
+	t.Errorf("syft found no libc6 %s among the Debian packages %v", version, found)
 }
