@@ -102,6 +102,14 @@ func (b *Budgets) Position() ([]budget.Status, []budget.Interval) {
 	return b.gate.Statuses(), b.ledger.Running()
 }
 
+// Intervals returns the priced replica intervals that overlap [since, ∞), the open ones still
+// running, for the spend counter (system.SpendMetrics).
+func (b *Budgets) Intervals(since time.Time) []budget.Interval {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ledger.Intervals(since)
+}
+
 // Policies returns the budget policies in force, as the store holds them now.
 func (b *Budgets) Policies() []budget.Policy { return b.gate.Policies() }
 
