@@ -38,7 +38,7 @@ var (
 		"What the replicas running now cost per hour (ready replicas times their offer's price), by workload, location and market.",
 		[]string{"workload", "location", "market"}, nil)
 	budgetSpend = prometheus.NewDesc("bursar_budget_spend_usd",
-		"A budget policy's spend in its current period: actual so far, or forecast to the period's end at the current burn. Exported by the leading arbiter.",
+		"A budget policy's spend in its current period: actual so far, or forecast to the period's end (docs/forecasts.md). Exported by the leading arbiter.",
 		[]string{"policy", "basis"}, nil)
 	budgetLimit = prometheus.NewDesc("bursar_budget_limit_usd",
 		"A budget policy's limit for its period.", []string{"policy"}, nil)
