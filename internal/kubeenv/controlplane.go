@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // Deadlines for the control plane to come up on a busy machine. They bound the waits; no test
@@ -126,7 +127,7 @@ func startAPIServer(ctx context.Context, bins, dir, etcdURL string, ids identiti
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			return nil, err
+			return &apiServer{}, err
 		}
 		certs := filepath.Join(dir, fmt.Sprintf("certs-%d", attempt))
 		p, err := startProcess(dir, "kube-apiserver", filepath.Join(bins, "kube-apiserver"),
@@ -143,7 +144,7 @@ func startAPIServer(ctx context.Context, bins, dir, etcdURL string, ids identiti
 			"--profiling=false",
 		)
 		if err != nil {
-			return nil, err
+			return &apiServer{}, err
 		}
 		host := "https://127.0.0.1:" + strconv.Itoa(port)
 		ready, cancel := context.WithTimeout(ctx, apiServerReadyWithin)
@@ -165,9 +166,17 @@ func startAPIServer(ctx context.Context, bins, dir, etcdURL string, ids identiti
 func waitAPIServer(ctx context.Context, p *process, host, certs, token string) (*rest.Config, error) {
 	var ca []byte
 	err := p.waitReady(ctx, func(context.Context) error {
-		var err error
-		ca, err = os.ReadFile(filepath.Join(certs, "apiserver.crt"))
-		return err
+		b, err := os.ReadFile(filepath.Join(certs, "apiserver.crt"))
+		if err != nil {
+			return err
+		}
+		// The file is the serving certificate then its CA's; fewer than two is a file still
+		// being written.
+		if chain, err := certutil.ParseCertsPEM(b); err != nil || len(chain) < 2 {
+			return fmt.Errorf("apiserver.crt is not complete yet (%d certificates, %v)", len(chain), err)
+		}
+		ca = b
+		return nil
 	})
 	if err != nil {
 		return nil, err

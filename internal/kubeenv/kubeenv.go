@@ -91,7 +91,7 @@ func Start(t testing.TB) *Cluster {
 	stopAll(t, etcd)
 	api, err := startAPIServer(ctx, bins, dir, etcdURL, ids)
 	if err != nil {
-		failStart(t, err, etcd, api.proc)
+		failStart(t, err, api.proc) // etcd's log comes from its cleanup
 	}
 	stopAll(t, api.proc)
 	sched, err := startScheduler(bins, dir, api.admin, ids.scheduler)
