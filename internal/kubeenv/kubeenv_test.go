@@ -191,3 +191,15 @@ func TestProcess(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestUntainted(t *testing.T) {
+	gpu := corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}
+	got := untainted([]corev1.Taint{
+		{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+		gpu,
+		{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute},
+	})
+	if len(got) != 1 || got[0] != gpu {
+		t.Errorf("untainted kept %v, want only the caller's %v", got, gpu)
+	}
+}
