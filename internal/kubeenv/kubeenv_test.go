@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestVersionAgrees checks that the version Start looks for is the one setup-kube.sh builds and
@@ -201,5 +203,29 @@ func TestUntainted(t *testing.T) {
 	})
 	if len(got) != 1 || got[0] != gpu {
 		t.Errorf("untainted kept %v, want only the caller's %v", got, gpu)
+	}
+}
+
+// TestWriteKubeconfig reads the file back as kubectl and client-go would.
+func TestWriteKubeconfig(t *testing.T) {
+	want := &rest.Config{
+		Host:            "https://127.0.0.1:6443",
+		BearerToken:     "tok",
+		TLSClientConfig: rest.TLSClientConfig{CAData: []byte("ca"), CertData: []byte("crt"), KeyData: []byte("key")},
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := writeKubeconfig(path, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Host != want.Host || got.BearerToken != want.BearerToken || string(got.CAData) != "ca" ||
+		string(got.CertData) != "crt" || string(got.KeyData) != "key" {
+		t.Errorf("read back %+v, want %+v", got, want)
+	}
+	if err := writeKubeconfig(filepath.Join(path, "not-a-dir", "kubeconfig"), want); err == nil || !strings.Contains(err.Error(), "not-a-dir") {
+		t.Errorf("writing under a file: got %v, want an error naming the path", err)
 	}
 }
