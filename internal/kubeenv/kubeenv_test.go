@@ -1,6 +1,7 @@
 package kubeenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,20 +73,12 @@ type stopped struct {
 
 func (s *stopped) Helper() {}
 func (s *stopped) Skip(args ...any) {
-	s.skipped = sprint(args...)
+	s.skipped = fmt.Sprint(args...)
 	runtime.Goexit()
 }
 func (s *stopped) Fatal(args ...any) {
-	s.failed = sprint(args...)
+	s.failed = fmt.Sprint(args...)
 	runtime.Goexit()
-}
-
-func sprint(args ...any) string {
-	var b strings.Builder
-	for _, a := range args {
-		b.WriteString(a.(string))
-	}
-	return b.String()
 }
 
 // runStart runs Start against an empty cache and returns how it stopped the test.
