@@ -43,7 +43,8 @@ fuzz:
 
 ## e2e: the end-to-end tests (TestE2E…, build tag e2e) against a real etcd, kube-apiserver and
 ## kube-scheduler, built once by scripts/setup-kube.sh into the user cache (E2E_PKGS narrows them)
-E2E_PKGS ?= ./...
+# The packages that hold end-to-end tests (files tagged e2e), so that no other test binary is built.
+E2E_PKGS ?= $(addprefix ./,$(sort $(dir $(shell grep -rl --include='*_test.go' '^//go:build e2e' cmd deploy e2e internal))))
 e2e: setup
 	bash scripts/setup-kube.sh
 	BURSAR_REQUIRE_KUBE=1 $(GO) test -tags "$(TAGS) e2e" -count=1 -timeout 30m -run E2E $(E2E_PKGS)
