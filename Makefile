@@ -11,7 +11,7 @@ FUZZJOBS ?= 2
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/bursar-dev/bursar/internal/cli.Version=$(VERSION)
 
-.PHONY: all setup build test unit fuzz bench lint demo soak release image clean
+.PHONY: all setup build test unit fuzz bench lint demo soak release image clean e2e
 
 all: build
 
@@ -40,6 +40,13 @@ unit:
 ## FUZZJOBS packages at a time (default 2)
 fuzz:
 	FUZZJOBS=$(FUZZJOBS) bash scripts/fuzz.sh $(FUZZTIME)
+
+## e2e: the end-to-end tests (TestE2E…, build tag e2e) against a real etcd, kube-apiserver and
+## kube-scheduler, built once by scripts/setup-kube.sh into the user cache (E2E_PKGS narrows them)
+E2E_PKGS ?= ./...
+e2e: setup
+	bash scripts/setup-kube.sh
+	BURSAR_REQUIRE_KUBE=1 $(GO) test -tags "$(TAGS) e2e" -count=1 -timeout 30m -run E2E $(E2E_PKGS)
 
 ## bench: print the benchmark figures the issues ask for, each beside its baseline from the same run
 bench: setup

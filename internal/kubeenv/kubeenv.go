@@ -10,16 +10,56 @@ package kubeenv
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 )
+
+// Version is the Kubernetes release scripts/setup-kube.sh builds (tools/kube/go.mod pins it).
+const Version = "v1.37.2"
+
+// SetupCommand is what a person runs to build the control plane.
+const SetupCommand = "make e2e (or scripts/setup-kube.sh)"
+
+// binaries are the programs Start runs, all in BinDir.
+var binaries = []string{"etcd", "kube-apiserver", "kube-scheduler"}
+
+// BinDir says where scripts/setup-kube.sh puts the binaries:
+// ${BURSAR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bursar}/kube/<Version>/. It does not check
+// that they are there.
+func BinDir() string {
+	root := os.Getenv("BURSAR_CACHE_DIR")
+	if root == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				home = os.TempDir()
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		root = filepath.Join(base, "bursar")
+	}
+	return filepath.Join(root, "kube", Version)
+}
 
 // Cluster is a running control plane. Admin is a config for a user in system:masters.
 type Cluster struct {
 	Admin *rest.Config
+
+	once    sync.Once
+	dynamic dynamic.Interface
+	mapper  meta.ResettableRESTMapper
+	err     error
 }
 
 // Start starts etcd, kube-apiserver and kube-scheduler from the binaries scripts/setup-kube.sh
@@ -28,55 +68,71 @@ type Cluster struct {
 // Everything is stopped by t.Cleanup.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
-	t.Fatal("kubeenv: not implemented yet")
-	return nil
+	bins := BinDir()
+	for _, b := range binaries {
+		if _, err := os.Stat(filepath.Join(bins, b)); err != nil {
+			msg := "kubeenv: " + b + " " + Version + " is not built (" + err.Error() + "): run " + SetupCommand
+			if os.Getenv("BURSAR_REQUIRE_KUBE") == "1" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	dir := t.TempDir()
+	ids, err := writeIdentities(dir)
+	if err != nil {
+		t.Fatalf("kubeenv: %v", err)
+	}
+	ctx := context.Background()
+	etcd, etcdURL, err := startEtcd(ctx, bins, dir)
+	if err != nil {
+		failStart(t, err, etcd)
+	}
+	stopAll(t, etcd)
+	api, err := startAPIServer(ctx, bins, dir, etcdURL, ids)
+	if err != nil {
+		failStart(t, err, api.proc) // etcd's log comes from its cleanup
+	}
+	stopAll(t, api.proc)
+	sched, err := startScheduler(bins, dir, api.admin, ids.scheduler)
+	if err != nil {
+		t.Fatalf("kubeenv: %v", err)
+	}
+	stopAll(t, sched)
+	return &Cluster{Admin: api.admin}
+}
+
+// failStart fails the test on a control plane that did not come up, with its logs.
+func failStart(t testing.TB, err error, procs ...*process) {
+	t.Helper()
+	for _, p := range procs {
+		if p != nil {
+			t.Logf("last lines of %s's log:\n%s", p.name, p.tail(logTailLines))
+		}
+	}
+	t.Fatalf("kubeenv: %v", err)
 }
 
 // Client returns a clientset for the admin.
 func (c *Cluster) Client(t testing.TB) kubernetes.Interface {
 	t.Helper()
-	t.Fatal("kubeenv: not implemented yet")
-	return nil
+	cs, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		t.Fatalf("kubeenv: admin clientset: %v", err)
+	}
+	return cs
 }
 
-// Namespace creates the namespace and its "default" ServiceAccount (no controller-manager runs
-// to create it).
-func (c *Cluster) Namespace(t testing.TB, name string) {
-	t.Helper()
-	t.Fatal("kubeenv: not implemented yet")
-}
-
-// ConfigAs returns a config authenticating as the ServiceAccount namespace/sa with a token from
-// the TokenRequest API.
-func (c *Cluster) ConfigAs(t testing.TB, namespace, sa string) *rest.Config {
-	t.Helper()
-	t.Fatal("kubeenv: not implemented yet")
-	return nil
-}
-
-// Kubeconfig writes a kubeconfig file for cfg into t.TempDir() and returns its path.
-func (c *Cluster) Kubeconfig(t testing.TB, cfg *rest.Config) string {
-	t.Helper()
-	t.Fatal("kubeenv: not implemented yet")
-	return ""
-}
-
-// Apply applies objects by server-side apply (field manager "bursar-e2e", force,
-// fieldValidation=Strict) with the admin identity; an object the server refuses fails the test
-// naming it.
-func (c *Cluster) Apply(t testing.TB, objs ...runtime.Object) {
-	t.Helper()
-	t.Fatal("kubeenv: not implemented yet")
-}
-
-// TryApply is Apply returning the error instead of failing the test.
-func (c *Cluster) TryApply(ctx context.Context, objs ...runtime.Object) error {
-	panic("kubeenv: not implemented yet")
-}
-
-// AddNode creates a Node as an API object (as kwok does): providerID, labels, allocatable cpu,
-// memory and nvidia.com/gpu, Ready; the scheduler can bind pods to it (nothing runs them).
-func (c *Cluster) AddNode(t testing.TB, name, providerID string, labels map[string]string, gpus int) {
-	t.Helper()
-	t.Fatal("kubeenv: not implemented yet")
+// clients makes, once, the dynamic client and the discovery-backed mapper that Apply uses.
+func (c *Cluster) clients() (dynamic.Interface, meta.ResettableRESTMapper, error) {
+	c.once.Do(func() {
+		disc, err := discovery.NewDiscoveryClientForConfig(c.Admin)
+		if err != nil {
+			c.err = err
+			return
+		}
+		c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+		c.dynamic, c.err = dynamic.NewForConfig(c.Admin)
+	})
+	return c.dynamic, c.mapper, c.err
 }
