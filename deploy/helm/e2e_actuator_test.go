@@ -11,17 +11,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
+	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -125,11 +121,15 @@ func (e *e2eEnv) actuator(t *testing.T, cfg *fleet.Config) *kube.Actuator {
 	return act
 }
 
+// TestE2EActuatorScalesAsTheChartsServiceAccount: under the Role the chart derives from the
+// fleet, the actuator sets a Deployment's and a StatefulSet's replicas through their scale
+// subresource, starts, suspends and marks a Job, records an Event on each object it changed,
+// reports pods the scheduler found no node for as wanting capacity, and names the instance each
+// pod runs on, so a reclaim notice reaches the workload on that node.
 func TestE2EActuatorScalesAsTheChartsServiceAccount(t *testing.T) {
 	e := installed(t)
 	ctx := t.Context()
 	act := e.actuator(t, e.fleet)
-	apps, batch := e.admin.AppsV1(), e.admin.BatchV1()
 	steps := []struct {
 		group  actuate.Group
 		object string
@@ -154,74 +154,24 @@ func TestE2EActuatorScalesAsTheChartsServiceAccount(t *testing.T) {
 		}
 	}
 	must(t, act.Scale(ctx, actuate.Target{ActionID: "e2e-ckpt", Group: home("tune", events.Spot), Replicas: 1, Kind: actuate.KindCheckpoint}))
-	j, err := batch.Jobs(workNS).Get(ctx, "tune-spot", metav1.GetOptions{})
+	j, err := e.admin.BatchV1().Jobs(workNS).Get(ctx, "tune-spot", metav1.GetOptions{})
 	must(t, err)
 	if j.Annotations[kube.AnnotationCheckpoint] == "" || *j.Spec.Suspend {
 		t.Errorf("after a checkpoint request the Job has annotations %v, suspend %v; want %s set, running", j.Annotations, *j.Spec.Suspend, kube.AnnotationCheckpoint)
 	}
 
 	t.Run("its Events are on the objects it changed", func(t *testing.T) {
-		uids := map[string]string{"Job/tune-spot": string(j.UID)}
-		for _, name := range []string{"llm-spot", "llm-od"} {
-			d, err := apps.Deployments(workNS).Get(ctx, name, metav1.GetOptions{})
-			must(t, err)
-			uids["Deployment/"+name] = string(d.UID)
-		}
-		s, err := apps.StatefulSets(workNS).Get(ctx, "batch-rsv", metav1.GetOptions{})
-		must(t, err)
-		uids["StatefulSet/batch-rsv"] = string(s.UID)
-		list, err := e.admin.CoreV1().Events(workNS).List(ctx, metav1.ListOptions{})
-		must(t, err)
-		got := map[string][]string{}
-		for _, ev := range list.Items {
-			o := ev.InvolvedObject
-			if ev.Source.Component != "bursar" {
-				continue
-			}
-			if uids[o.Kind+"/"+o.Name] != string(o.UID) {
-				t.Errorf("Event %s is on %s/%s uid %q, want uid %q", ev.Name, o.Kind, o.Name, o.UID, uids[o.Kind+"/"+o.Name])
-			}
-			got[o.Kind+"/"+o.Name] = append(got[o.Kind+"/"+o.Name], ev.Reason)
-		}
 		want := map[string][]string{
 			"Deployment/llm-spot": {kube.ReasonScaledUp}, "Deployment/llm-od": {kube.ReasonScaledUp},
 			"StatefulSet/batch-rsv": {kube.ReasonScaledUp},
 			"Job/tune-spot":         {kube.ReasonCheckpoint, kube.ReasonJobStarted, kube.ReasonJobStarted, kube.ReasonJobSuspended},
 		}
-		for k := range got {
-			slices.Sort(got[k])
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := e.eventReasons(t, j.UID); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("Events by object = %v, want %v", got, want)
 		}
 	})
 
-	// The controllers' part (none runs): a pod for each object, as its controller would make it,
-	// two that fit a node and two asking for more GPUs than any node has; the scheduler is real.
-	e.cluster.AddNode(t, "gpu-a", "aws:///us-east-1a/i-0aaa", map[string]string{nodeLabel: "gpu-a"}, 1)
-	e.cluster.AddNode(t, "gpu-b", "aws:///us-east-1b/i-0bbb", map[string]string{nodeLabel: "gpu-b"}, 1)
-	pods := e.admin.CoreV1().Pods(workNS)
-	for _, p := range []*corev1.Pod{
-		pod("llm-spot-1", podLabels("llm-spot"), 1, "gpu-a"),
-		pod("batch-rsv-0", podLabels("batch-rsv"), 1, "gpu-b"),
-		pod("llm-od-1", podLabels("llm-od"), 8, ""),
-		pod("tune-spot-1", j.Spec.Selector.MatchLabels, 8, ""),
-	} {
-		_, err := pods.Create(ctx, p, metav1.CreateOptions{})
-		must(t, err)
-	}
-	eventually(t, "the scheduler binds two pods and finds no node for two", func(ctx context.Context) (bool, error) {
-		list, err := pods.List(ctx, metav1.ListOptions{})
-		done := 0
-		for _, p := range list.Items {
-			if p.Spec.NodeName != "" || slices.ContainsFunc(p.Status.Conditions, unschedulable) {
-				done++
-			}
-		}
-		return done == 4, err
-	})
-	ready(ctx, t, pods, "llm-spot-1") // the kubelet's part
-
+	e.placePods(t, j.Spec.Selector.MatchLabels)
 	var obs []actuate.Observed
 	eventually(t, "the Unschedulable pods outwait node_wait", func(ctx context.Context) (bool, error) {
 		var err error
@@ -259,6 +209,9 @@ func TestE2EActuatorScalesAsTheChartsServiceAccount(t *testing.T) {
 	})
 }
 
+// TestE2EActuatorIsRefusedWhatTheRoleDoesNotGrant: the API server refuses the arbiter's
+// ServiceAccount (403) what the chart's Role does not grant, called directly or by the actuator
+// with a fleet file the Role was not derived from, and the objects stay as they were.
 func TestE2EActuatorIsRefusedWhatTheRoleDoesNotGrant(t *testing.T) {
 	e := installed(t)
 	ctx := t.Context()
@@ -340,134 +293,35 @@ func forbidden(t *testing.T, err error) {
 	}
 }
 
-// occupants are the groups whose pods run or start on instance, as the arbiter matches a notice.
-func occupants(obs []actuate.Observed, instance string) []actuate.Group {
-	var out []actuate.Group
-	for _, o := range obs {
-		if slices.Contains(o.Instances, instance) || slices.Contains(o.Starting, instance) {
-			out = append(out, o.Group)
-		}
-	}
-	slices.SortFunc(out, actuate.CompareGroups)
-	return out
-}
-
-// replicas reads back what object (in workNS) is set to run: spec.replicas, or for the Job one
-// replica unless it is suspended.
-func replicas(ctx context.Context, admin kubernetes.Interface, object string) (int32, error) {
-	switch object {
-	case "batch-rsv":
-		s, err := admin.AppsV1().StatefulSets(workNS).Get(ctx, object, metav1.GetOptions{})
-		if err != nil {
-			return 0, err
-		}
-		return *s.Spec.Replicas, nil
-	case "tune-spot":
-		j, err := admin.BatchV1().Jobs(workNS).Get(ctx, object, metav1.GetOptions{})
-		if err != nil || *j.Spec.Suspend {
-			return 0, err
-		}
-		return 1, nil
-	}
-	d, err := admin.AppsV1().Deployments(workNS).Get(ctx, object, metav1.GetOptions{})
-	if err != nil {
-		return 0, err
-	}
-	return *d.Spec.Replicas, nil
-}
-
-func home(workload string, m events.Market) actuate.Group {
-	return actuate.Group{Workload: workload, Location: "home", Market: m}
-}
-
-func podLabels(object string) map[string]string { return map[string]string{"app": object} }
-
-func podTemplate(object string, restart corev1.RestartPolicy) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels(object)},
-		Spec: corev1.PodSpec{RestartPolicy: restart, Containers: []corev1.Container{{Name: "server", Image: "registry.k8s.io/pause:3.10"}}}}
-}
-
-func deployment(ns, name string) *appsv1.Deployment {
-	return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: appsv1.DeploymentSpec{Replicas: new(int32), Selector: &metav1.LabelSelector{MatchLabels: podLabels(name)},
-			Template: podTemplate(name, corev1.RestartPolicyAlways)}}
-}
-
-func statefulSet(ns, name string) *appsv1.StatefulSet {
-	return &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: appsv1.StatefulSetSpec{Replicas: new(int32), ServiceName: name, Selector: &metav1.LabelSelector{MatchLabels: podLabels(name)},
-			Template: podTemplate(name, corev1.RestartPolicyAlways)}}
-}
-
-// job is created suspended, as a job's owner creates it; the server makes its pod selector.
-func job(ns, name string) *batchv1.Job {
-	suspend := true
-	return &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       batchv1.JobSpec{Suspend: &suspend, Template: podTemplate(name, corev1.RestartPolicyNever)}}
-}
-
-// pod is a replica asking for gpus GPUs, on the node named (by its label) unless node is "".
-func pod(name string, labels map[string]string, gpus int64, node string) *corev1.Pod {
-	n := *resource.NewQuantity(gpus, resource.DecimalSI)
-	no := false
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: corev1.PodSpec{AutomountServiceAccountToken: &no, Containers: []corev1.Container{{Name: "server", Image: "registry.k8s.io/pause:3.10",
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{gpu: n}, Limits: corev1.ResourceList{gpu: n}}}}}}
-	if node != "" {
-		p.Spec.NodeSelector = map[string]string{nodeLabel: node}
-	}
-	return p
-}
-
-func unschedulable(c corev1.PodCondition) bool {
-	return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
-}
-
-// ready marks a bound pod Running and Ready, as its node's kubelet would.
-func ready(ctx context.Context, t *testing.T, pods interface {
-	Get(context.Context, string, metav1.GetOptions) (*corev1.Pod, error)
-	UpdateStatus(context.Context, *corev1.Pod, metav1.UpdateOptions) (*corev1.Pod, error)
-}, name string) {
+// eventReasons are the reasons of the Events the actuator recorded, by the object they are on,
+// sorted; an Event whose object's uid is not that object's fails the test.
+func (e *e2eEnv) eventReasons(t *testing.T, jobUID apitypes.UID) map[string][]string {
 	t.Helper()
-	p, err := pods.Get(ctx, name, metav1.GetOptions{})
+	ctx := t.Context()
+	uids := map[string]apitypes.UID{"Job/tune-spot": jobUID}
+	for _, name := range []string{"llm-spot", "llm-od"} {
+		d, err := e.admin.AppsV1().Deployments(workNS).Get(ctx, name, metav1.GetOptions{})
+		must(t, err)
+		uids["Deployment/"+name] = d.UID
+	}
+	s, err := e.admin.AppsV1().StatefulSets(workNS).Get(ctx, "batch-rsv", metav1.GetOptions{})
 	must(t, err)
-	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue,
-		LastTransitionTime: metav1.Now()})
-	_, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	uids["StatefulSet/batch-rsv"] = s.UID
+	list, err := e.admin.CoreV1().Events(workNS).List(ctx, metav1.ListOptions{})
 	must(t, err)
-}
-
-func count[T any](s []T, f func(T) bool) int {
-	n := 0
-	for _, x := range s {
-		if f(x) {
-			n++
+	got := map[string][]string{}
+	for _, ev := range list.Items {
+		o := ev.InvolvedObject
+		if ev.Source.Component != "bursar" {
+			continue
 		}
+		if key := o.Kind + "/" + o.Name; uids[key] != o.UID {
+			t.Errorf("Event %s is on %s uid %q, want uid %q", ev.Name, key, o.UID, uids[key])
+		}
+		got[o.Kind+"/"+o.Name] = append(got[o.Kind+"/"+o.Name], ev.Reason)
 	}
-	return n
-}
-
-// eventually polls cond until it holds, failing the test after a generous bound.
-func eventually(t *testing.T, what string, cond func(context.Context) (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		ok, err := cond(ctx)
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting until %s: %v (last error: %v)", what, err, last)
+	for k := range got {
+		slices.Sort(got[k])
 	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	return got
 }
