@@ -29,20 +29,20 @@ import (
 )
 
 // e2eFleet is the chart's fleet in these tests: one location that is the arbiter's own cluster
-// (namespace inference) with a Deployment per market, a StatefulSet and a Job. Its node_wait is
-// short so that an Unschedulable pod counts as wanting capacity while the test waits.
+// (namespace inference) with a Deployment per market, a StatefulSet and a Job; llm-rsv and tune-od
+// are never created (not deployed there). Its node_wait is short so that an Unschedulable pod counts as wanting capacity while the test waits.
 const e2eFleet = `
 arbiter:
   fleet:
     locations:
       - {name: home, provider: aws, region: us-east-1, actuator: {kind: kubernetes, namespace: inference, node_wait: 1s}}
     workloads:
-      - {name: llm, gpu: {models: [H100-80GB], count: 1}, replicas: {min: 0, max: 4}, markets: [spot, on_demand],
-         kubernetes: {spot: llm-spot, on_demand: llm-od}}
+      - {name: llm, gpu: {models: [H100-80GB], count: 1}, replicas: {min: 0, max: 4}, markets: [spot, on_demand, reserved],
+         kubernetes: {spot: llm-spot, on_demand: llm-od, reserved: llm-rsv}}
       - {name: batch, gpu: {models: [A100-80GB], count: 1}, replicas: {min: 0, max: 2}, markets: [reserved],
          kubernetes: {kind: StatefulSet, reserved: batch-rsv}}
-      - {name: tune, kind: job, gpu: {models: [H100-80GB], count: 1}, markets: [spot],
-         job: {work: 48h, deadline_in: 52h, overhead: 3m}, kubernetes: {kind: Job, spot: tune-spot}}
+      - {name: tune, kind: job, gpu: {models: [H100-80GB], count: 1}, markets: [spot, on_demand],
+         job: {work: 48h, deadline_in: 52h, overhead: 3m}, kubernetes: {kind: Job, spot: tune-spot, on_demand: tune-od}}
 `
 
 const (
@@ -160,6 +160,13 @@ func TestE2EActuatorScalesAsTheChartsServiceAccount(t *testing.T) {
 		t.Errorf("after a checkpoint request the Job has annotations %v, suspend %v; want %s set, running", j.Annotations, *j.Spec.Suspend, kube.AnnotationCheckpoint)
 	}
 
+	t.Run("an object not created is not found, not refused", func(t *testing.T) {
+		for _, g := range []actuate.Group{home("llm", events.Reserved), home("tune", events.OnDemand)} {
+			if err := act.Scale(ctx, actuate.Target{ActionID: "e2e-absent", Group: g, Replicas: 1, Kind: "scale"}); !errors.Is(err, actuate.ErrNotFound) {
+				t.Errorf("scaling %s, whose object does not exist: %v, want actuate.ErrNotFound", g, err)
+			}
+		}
+	})
 	t.Run("its Events are on the objects it changed", func(t *testing.T) {
 		want := map[string][]string{
 			"Deployment/llm-spot": {kube.ReasonScaledUp}, "Deployment/llm-od": {kube.ReasonScaledUp},
