@@ -4,6 +4,11 @@
 // controller-manager: nodes are API objects (as kwok makes them), the scheduler binds pods to
 // them and nothing runs the pods.
 //
+// What the missing controller-manager would do does not happen: a Deployment, StatefulSet or
+// Job gets no pods (a test sees its spec change, and creates the pods it wants itself), nothing
+// is garbage-collected, and a deleted namespace stays Terminating. Namespace creates the
+// "default" ServiceAccount and AddNode lifts the not-ready taint in its place.
+//
 // Only tests import it (files with the e2e build tag); the package carries no tag itself so that
 // `make test` vets it.
 package kubeenv
@@ -56,10 +61,16 @@ func BinDir() string {
 type Cluster struct {
 	Admin *rest.Config
 
-	once    sync.Once
+	once sync.Once
+	cl   *clients
+	err  error
+}
+
+// clients are what Apply calls the API server with, made once per cluster.
+type clients struct {
+	typed   kubernetes.Interface
 	dynamic dynamic.Interface
-	mapper  meta.ResettableRESTMapper
-	err     error
+	mapper  meta.ResettableRESTMapper // discovery-backed, reset when a kind is not found
 }
 
 // Start starts etcd, kube-apiserver and kube-scheduler from the binaries scripts/setup-kube.sh
@@ -123,16 +134,24 @@ func (c *Cluster) Client(t testing.TB) kubernetes.Interface {
 	return cs
 }
 
-// clients makes, once, the dynamic client and the discovery-backed mapper that Apply uses.
-func (c *Cluster) clients() (dynamic.Interface, meta.ResettableRESTMapper, error) {
+// clients makes, once, the clients Apply uses.
+func (c *Cluster) clients() (*clients, error) {
 	c.once.Do(func() {
 		disc, err := discovery.NewDiscoveryClientForConfig(c.Admin)
 		if err != nil {
 			c.err = err
 			return
 		}
-		c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-		c.dynamic, c.err = dynamic.NewForConfig(c.Admin)
+		cl := &clients{mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+		if cl.dynamic, err = dynamic.NewForConfig(c.Admin); err != nil {
+			c.err = err
+			return
+		}
+		if cl.typed, err = kubernetes.NewForConfig(c.Admin); err != nil {
+			c.err = err
+			return
+		}
+		c.cl = cl
 	})
-	return c.dynamic, c.mapper, c.err
+	return c.cl, c.err
 }
