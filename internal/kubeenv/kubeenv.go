@@ -82,7 +82,7 @@ func Start(t testing.TB) *Cluster {
 	bins := BinDir()
 	for _, b := range binaries {
 		if _, err := os.Stat(filepath.Join(bins, b)); err != nil {
-			msg := "kubeenv: " + b + " " + Version + " is not built (" + err.Error() + "): run " + SetupCommand
+			msg := "kubeenv: " + b + " (of the Kubernetes " + Version + " control plane) is not built (" + err.Error() + "): run " + SetupCommand
 			if os.Getenv("BURSAR_REQUIRE_KUBE") == "1" {
 				t.Fatal(msg)
 			}
