@@ -1,0 +1,398 @@
+//go:build e2e
+
+package helm_test
+
+import (
+	"bufio"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/strvals"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// docsFile is the page a new user follows to install Bursar.
+const docsFile = "../../docs/deploy.md"
+
+// docsInstall is what docs/deploy.md's "From zero" steps tell a user to run, read from the page
+// itself so that the tests follow the page as it is: the namespaces, the Secrets with their keys,
+// and the chart's install with its --set and -f values.
+type docsInstall struct {
+	namespace string
+	secrets   []docsSecret
+	sets      []string // helm install --set, in order
+	files     []string // helm install -f, in order; testdata/NAME holds what a user would put there
+	natsSets  []string // the NATS chart's install (step 1): --set
+	natsFiles []string // and -f
+}
+
+// docsSecret is one `kubectl create secret generic`: its keys, each with the literal the page
+// gives (--from-literal) or "" (--from-file: the page leaves the contents to the user).
+type docsSecret struct {
+	name string
+	keys map[string]string
+}
+
+// readDocs parses the shell blocks of the "From zero" section of docs/deploy.md.
+func readDocs(t testing.TB) docsInstall {
+	t.Helper()
+	b, err := os.ReadFile(docsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := parseDocs(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", docsFile, err)
+	}
+	return in
+}
+
+func parseDocs(page string) (docsInstall, error) {
+	var in docsInstall
+	page = "\n" + page
+	start := strings.Index(page, "\n## From zero")
+	if start < 0 {
+		return in, fmt.Errorf(`no "## From zero" section`)
+	}
+	section := page[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	found := false
+	for line, cmd := range commands(section) {
+		words, err := shellWords(cmd)
+		if err != nil {
+			return in, fmt.Errorf("line %d: %w", line, err)
+		}
+		switch {
+		case len(words) > 1 && words[0] == "kubectl":
+			if err := in.kubectl(words[1:]); err != nil {
+				return in, fmt.Errorf("line %d: %w", line, err)
+			}
+		case len(words) > 3 && words[0] == "helm" && words[1] == "install":
+			found = found || in.helmInstall(words[2:])
+		}
+	}
+	if !found {
+		return in, fmt.Errorf("no `helm install ... deploy/helm/bursar` in the From zero steps")
+	}
+	return in, nil
+}
+
+// commands yields each command of the section's fenced blocks, continuation lines joined, with
+// the line (within the section) it starts on.
+func commands(section string) func(yield func(int, string) bool) {
+	return func(yield func(int, string) bool) {
+		sc := bufio.NewScanner(strings.NewReader(section))
+		inBlock, cmd, first := false, "", 0
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if strings.HasPrefix(line, "```") {
+				inBlock = !inBlock
+				continue
+			}
+			if !inBlock || line == "" {
+				continue
+			}
+			if cmd == "" {
+				first = n
+			}
+			if body, ok := strings.CutSuffix(line, `\`); ok {
+				cmd += body + " "
+				continue
+			}
+			if !yield(first, cmd+line) {
+				return
+			}
+			cmd = ""
+		}
+	}
+}
+
+func (in *docsInstall) kubectl(args []string) error {
+	var ns, name string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-n" || a == "--namespace":
+			if i+1 < len(args) {
+				ns, i = args[i+1], i+1
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) == 3 && rest[0] == "create" && rest[1] == "namespace" {
+		in.namespace = rest[2]
+		return nil
+	}
+	if len(rest) < 4 || rest[0] != "create" || rest[1] != "secret" || rest[2] != "generic" {
+		return nil // get, port-forward: nothing to apply
+	}
+	name = rest[3]
+	if name == "" {
+		return fmt.Errorf("a secret with no name")
+	}
+	s := docsSecret{name: name, keys: map[string]string{}}
+	for _, a := range rest[4:] {
+		switch {
+		case strings.HasPrefix(a, "--from-literal="):
+			k, v, ok := strings.Cut(strings.TrimPrefix(a, "--from-literal="), "=")
+			if !ok || k == "" {
+				return fmt.Errorf("secret %s: %s has no key=value", name, a)
+			}
+			s.keys[k] = v
+		case strings.HasPrefix(a, "--from-file="):
+			f := strings.TrimPrefix(a, "--from-file=")
+			k, _, ok := strings.Cut(f, "=")
+			if !ok {
+				k = filepath.Base(f)
+			}
+			if k == "" || k == "." || k == "/" {
+				return fmt.Errorf("secret %s: %s names no key", name, a)
+			}
+			s.keys[k] = ""
+		}
+	}
+	if len(s.keys) == 0 {
+		return fmt.Errorf("secret %s: no --from-literal or --from-file", name)
+	}
+	if ns != "" && in.namespace != "" && ns != in.namespace {
+		return fmt.Errorf("secret %s in namespace %s, not the release's %s", name, ns, in.namespace)
+	}
+	in.secrets = append(in.secrets, s)
+	return nil
+}
+
+// helmInstall records an install's values; it reports whether it installs this chart (the
+// NATS chart's install is step 1's).
+func (in *docsInstall) helmInstall(args []string) bool {
+	chart := args[1]
+	var sets, files []string
+	for i := 2; i < len(args); i++ {
+		a := args[i]
+		flag, val, inline := strings.Cut(a, "=")
+		if !inline && i+1 < len(args) {
+			val = args[i+1]
+		}
+		switch flag {
+		case "--set", "-f", "--values":
+			if !inline {
+				i++
+			}
+			if flag == "--set" {
+				sets = append(sets, val)
+			} else {
+				files = append(files, val)
+			}
+		case "--namespace", "-n":
+			if !inline {
+				i++
+			}
+			if strings.HasSuffix(chart, "deploy/helm/bursar") && in.namespace == "" {
+				in.namespace = val
+			}
+		}
+	}
+	if !strings.HasSuffix(chart, "deploy/helm/bursar") {
+		in.natsSets, in.natsFiles = append(in.natsSets, sets...), append(in.natsFiles, files...)
+		return false
+	}
+	in.sets, in.files = append(in.sets, sets...), append(in.files, files...)
+	return true
+}
+
+// shellWords splits a command line as a POSIX shell would for the quoting the docs use: single
+// and double quotes, and backslash escapes outside single quotes. A # at a word's start ends the
+// line; a trailing & (a job in the background) is dropped.
+func shellWords(line string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord, quote := false, byte(0)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				w.WriteByte(c)
+			}
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else if c == '\\' && i+1 < len(line) {
+				i++
+				w.WriteByte(line[i])
+			} else {
+				w.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == '\\' && i+1 < len(line):
+			i++
+			w.WriteByte(line[i])
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words, inWord = append(words, w.String()), false
+				w.Reset()
+			}
+		case c == '#' && !inWord:
+			i = len(line)
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unclosed %c quote in %q", quote, line)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	if t := strings.TrimSpace(line); (t == "&" || strings.HasSuffix(t, " &") || strings.HasSuffix(t, "\t&")) && len(words) > 0 {
+		n := len(words)
+		words = words[:n-1]
+	}
+	return words, nil
+}
+
+// renderDocs renders the chart as the docs' install does, with extra values files from testdata
+// after the docs' own -f files (as a user's further -f would be) and the docs' --set on top, as
+// helm orders them. It returns every object, unstructured.
+func renderDocs(t testing.TB, in docsInstall, extra ...string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := tryRenderDocs(in, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func tryRenderDocs(in docsInstall, extra ...string) ([]*unstructured.Unstructured, error) {
+	vals := map[string]any{}
+	for _, f := range append(slices.Clone(in.files), extra...) {
+		path := filepath.Join("testdata", filepath.Base(f))
+		v, err := common.ReadValuesFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("the docs' install takes -f %s: %w (testdata/%s holds what a user would put there)", f, err, filepath.Base(f))
+		}
+		vals = util.MergeTables(v.AsMap(), vals)
+	}
+	for _, s := range in.sets {
+		if err := strvals.ParseInto(s, vals); err != nil {
+			return nil, fmt.Errorf("--set %s: %w", s, err)
+		}
+	}
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	rv, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "bursar", Namespace: in.namespace, IsInstall: true},
+		common.DefaultCapabilities)
+	if err != nil {
+		return nil, fmt.Errorf("values: %w", err)
+	}
+	files, err := engine.Render(ch, rv)
+	if err != nil {
+		return nil, fmt.Errorf("rendering: %w", err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		for i, doc := range strings.Split(files[name], "\n---") {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				return nil, fmt.Errorf("%s#%d: %w", name, i, err)
+			}
+			if len(m) == 0 {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: m}
+			if u.GetNamespace() == "" && namespaced(u.GetKind()) {
+				u.SetNamespace(in.namespace) // helm install --namespace
+			}
+			objs = append(objs, u)
+		}
+	}
+	return objs, nil
+}
+
+// namespaced reports whether the chart's kind lives in a namespace.
+func namespaced(kind string) bool {
+	return kind != "ClusterRole" && kind != "ClusterRoleBinding" && kind != "Namespace"
+}
+
+// TestE2EParseDocsRefusesMalformed: a page the parser cannot follow is an error naming the line,
+// never a silent empty install.
+func TestE2EParseDocsRefusesMalformed(t *testing.T) {
+	for _, tc := range []struct{ name, page, want string }{
+		{"no section", "# Deploying\n", "From zero"},
+		{"no install", "## From zero\n```\nkubectl create namespace bursar\n```\n", "no `helm install"},
+		{"open quote", "## From zero\n```\nhelm install bursar deploy/helm/bursar --set a='b\n```\n", "line 3: unclosed '"},
+		{"bad literal", "## From zero\n```\nkubectl -n b create secret generic s --from-literal=novalue\n```\n", "has no key=value"},
+		{"empty secret", "## From zero\n```\nkubectl -n b create secret generic s\n```\n", "no --from-literal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseDocs(tc.page)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("parseDocs = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseDocs: any page parses into an install whose Secrets each have named keys, or is
+// refused with an error; it never panics.
+func FuzzParseDocs(f *testing.F) {
+	b, err := os.ReadFile(docsFile)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(b))
+	f.Add("## From zero\n```\nhelm install b deploy/helm/bursar -n x --set 'a=b' \\\n -f v.yaml &\n```\n")
+	f.Add("## From zero\n```\nkubectl -n x create secret generic s --from-literal==v\nhelm install b deploy/helm/bursar\n```\n")
+	f.Fuzz(func(t *testing.T, page string) {
+		in, err := parseDocs(page)
+		if err != nil {
+			return
+		}
+		for _, s := range in.secrets {
+			if s.name == "" || len(s.keys) == 0 || slices.Contains(slices.Collect(maps.Keys(s.keys)), "") {
+				t.Fatalf("secret %+v: a Secret without a name or with an empty key was accepted", s)
+			}
+		}
+	})
+}
+
+// FuzzShellWords: words quoted as a shell script would quote them split back into the same words.
+func FuzzShellWords(f *testing.F) {
+	f.Add("a", "b c", `it's "quoted"`)
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		want := []string{a, b, c}
+		var line []string
+		for _, w := range want {
+			line = append(line, "'"+strings.ReplaceAll(w, "'", `'\''`)+"'")
+		}
+		got, err := shellWords(strings.Join(line, " "))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("shellWords(%q) = %q, want %q", strings.Join(line, " "), got, want)
+		}
+	})
+}
