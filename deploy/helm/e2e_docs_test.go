@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -89,8 +90,11 @@ func parseDocs(page string) (docsInstall, error) {
 	return in, nil
 }
 
-// commands yields each command of the section's fenced blocks, continuation lines joined, with
-// the line (within the section) it starts on.
+// inlineCommand is a command given in the text, in backquotes (step 1's NATS install).
+var inlineCommand = regexp.MustCompile("`((?:helm|kubectl) [^`]+)`")
+
+// commands yields each command of the section's fenced blocks, continuation lines joined, and
+// each inline one, with the line (within the section) it starts on.
 func commands(section string) func(yield func(int, string) bool) {
 	return func(yield func(int, string) bool) {
 		sc := bufio.NewScanner(strings.NewReader(section))
@@ -101,7 +105,15 @@ func commands(section string) func(yield func(int, string) bool) {
 				inBlock = !inBlock
 				continue
 			}
-			if !inBlock || line == "" {
+			if !inBlock {
+				for _, m := range inlineCommand.FindAllStringSubmatch(line, -1) {
+					if !yield(n, m[1]) {
+						return
+					}
+				}
+				continue
+			}
+			if line == "" {
 				continue
 			}
 			if cmd == "" {
