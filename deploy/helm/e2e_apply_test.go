@@ -4,12 +4,10 @@ package helm_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -259,25 +257,6 @@ func checkPodsCanStart(t *testing.T, cs kubernetes.Interface, objs []*unstructur
 		}
 	}
 }
-
-// awaitAPI polls f until it holds or the deadline passes (the API server's caches are eventually
-// consistent for a moment after a write).
-func awaitAPI(t testing.TB, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || errors.Is(err, errStop) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-var errStop = errors.New("giving up")
 
 // withoutSlack is the install with step 3 (Slack, optional) skipped.
 func withoutSlack(in docsInstall) docsInstall {

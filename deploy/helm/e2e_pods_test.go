@@ -99,11 +99,12 @@ func TestE2EPodsRun(t *testing.T) {
 // nonName is what a namespace's name cannot hold.
 var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
 
-// mustStayUp fails the test unless p becomes ready.
+// mustStayUp stops the test unless p becomes ready: the pods started after it need it (the
+// report reads its history through the arbiter).
 func mustStayUp(t *testing.T, p *pod) {
 	t.Helper()
 	if o := p.await(t); !o.ready {
-		t.Errorf("%s does not come up: %s", p.w, o.why)
+		t.Fatalf("%s does not come up: %s", p.w, o.why)
 	}
 }
 
