@@ -3,6 +3,7 @@
 package helm_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +28,14 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/strvals"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/kubeenv"
@@ -46,6 +55,7 @@ func TestE2EPodsRun(t *testing.T) {
 		in.namespace += "-" + strings.Trim(nonName.ReplaceAllString(strings.ToLower(t.Name()[strings.Index(t.Name(), "/")+1:]), "-"), "-")
 		objs := renderDocs(t, in, values...)
 		applyDocs(t, c, in, objs, nats.secretData)
+		fleetWorkloads(t, c.Client(t), objs)
 		return workloads(objs)
 	}
 	// Issue 31 item 1: Slack as step 3 says, with arbiter.slackListen at its default (Socket Mode).
@@ -98,6 +108,41 @@ func TestE2EPodsRun(t *testing.T) {
 
 // nonName is what a namespace's name cannot hold.
 var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// fleetWorkloads makes the Deployments the release's Roles let the arbiter scale: the user's
+// workloads, which exist before Bursar is installed (with no replicas: nothing runs pods here).
+func fleetWorkloads(t *testing.T, cs kubernetes.Interface, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "Role" {
+			continue
+		}
+		var role rbacv1.Role
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range role.Rules {
+			if !slices.Contains(r.Resources, "deployments/scale") {
+				continue
+			}
+			for _, name := range r.ResourceNames {
+				createDeployment(t, cs, o.GetNamespace(), name)
+			}
+		}
+	}
+}
+
+func createDeployment(t *testing.T, cs kubernetes.Interface, ns, name string) {
+	t.Helper()
+	lbls := map[string]string{"app": name}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: appsv1.DeploymentSpec{
+		Replicas: new(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: lbls},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbls},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "llm", Image: "registry.invalid/llm"}}}}}}
+	if _, err := cs.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
 
 // mustStayUp stops the test unless p becomes ready: the pods started after it need it (the
 // report reads its history through the arbiter).
