@@ -263,5 +263,6 @@ func withoutSlack(in docsInstall) docsInstall {
 	out := in
 	out.secrets = slices.DeleteFunc(slices.Clone(in.secrets), func(s docsSecret) bool { return strings.Contains(s.name, "slack") })
 	out.sets = slices.DeleteFunc(slices.Clone(in.sets), func(s string) bool { return strings.HasPrefix(s, "slack.") })
+	out.drop = append(slices.Clone(in.drop), "slack") // "leave out for no Slack"
 	return out
 }

@@ -35,6 +35,14 @@ type docsInstall struct {
 	files     []string // helm install -f, in order; testdata/NAME holds what a user would put there
 	natsSets  []string // the NATS chart's install (step 1): --set
 	natsFiles []string // and -f
+	// bodies are the -f files whose contents the page gives (a YAML block just before the
+	// install); the others come from testdata.
+	bodies map[string]string
+	yamls  []string // every YAML block of the steps, in order (the choices' values)
+	// alternatives are Secrets the page offers instead of one of the same name (Slack's HTTP
+	// mode instead of Socket Mode); secrets holds the first, the default.
+	alternatives []docsSecret
+	drop         []string // top-level values a step left out removes from the -f files (slack)
 }
 
 // docsSecret is one `kubectl create secret generic`: its keys, each with the literal the page
@@ -59,7 +67,7 @@ func readDocs(t testing.TB) docsInstall {
 }
 
 func parseDocs(page string) (docsInstall, error) {
-	var in docsInstall
+	in := docsInstall{bodies: map[string]string{}}
 	page = "\n" + page
 	start := strings.Index(page, "\n## From zero")
 	if start < 0 {
@@ -69,20 +77,28 @@ func parseDocs(page string) (docsInstall, error) {
 	if end := strings.Index(section, "\n## "); end >= 0 {
 		section = section[:end]
 	}
-	found := false
-	for line, cmd := range commands(section) {
-		words, err := shellWords(cmd)
+	found, lastYAML := false, ""
+	for it := range items(section) {
+		if it.yaml != "" {
+			in.yamls, lastYAML = append(in.yamls, it.yaml), it.yaml
+			continue
+		}
+		words, err := shellWords(it.cmd)
 		if err != nil {
-			return in, fmt.Errorf("line %d: %w", line, err)
+			return in, fmt.Errorf("line %d: %w", it.line, err)
 		}
 		switch {
 		case len(words) > 1 && words[0] == "kubectl":
 			if err := in.kubectl(words[1:]); err != nil {
-				return in, fmt.Errorf("line %d: %w", line, err)
+				return in, fmt.Errorf("line %d: %w", it.line, err)
 			}
 		case len(words) > 3 && words[0] == "helm" && words[1] == "install":
-			found = found || in.helmInstall(words[2:])
+			if in.helmInstall(words[2:]) {
+				found = true
+				in.bind(lastYAML)
+			}
 		}
+		lastYAML = ""
 	}
 	if !found {
 		return in, fmt.Errorf("no `helm install ... deploy/helm/bursar` in the From zero steps")
@@ -90,45 +106,87 @@ func parseDocs(page string) (docsInstall, error) {
 	return in, nil
 }
 
+// bind takes a YAML block given just before the chart's install as the contents of its one
+// -f file ("Write the release's values, say my-values.yaml:").
+func (in *docsInstall) bind(yaml string) {
+	if yaml != "" && len(in.files) == 1 {
+		in.bodies[in.files[0]] = yaml
+	}
+}
+
 // inlineCommand is a command given in the text, in backquotes (step 1's NATS install).
 var inlineCommand = regexp.MustCompile("`((?:helm|kubectl) [^`]+)`")
 
-// commands yields each command of the section's fenced blocks, continuation lines joined, and
-// each inline one, with the line (within the section) it starts on.
-func commands(section string) func(yield func(int, string) bool) {
-	return func(yield func(int, string) bool) {
+// item is one command of the section (continuation lines joined), or one YAML block.
+type item struct {
+	line      int // where it starts, within the section
+	cmd, yaml string
+}
+
+// items yields the section's commands, from its fenced blocks and inline, and its YAML blocks.
+func items(section string) func(yield func(item) bool) {
+	return func(yield func(item) bool) {
 		sc := bufio.NewScanner(strings.NewReader(section))
-		inBlock, cmd, first := false, "", 0
+		inBlock, isYAML, cur := false, false, item{}
 		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if strings.HasPrefix(line, "```") {
-				inBlock = !inBlock
-				continue
-			}
-			if !inBlock {
-				for _, m := range inlineCommand.FindAllStringSubmatch(line, -1) {
-					if !yield(n, m[1]) {
+			raw := sc.Text()
+			line := strings.TrimSpace(raw)
+			if info, ok := strings.CutPrefix(line, "```"); ok {
+				if inBlock && isYAML && cur.yaml != "" {
+					cur.yaml = dedent(cur.yaml)
+					if !yield(cur) {
 						return
 					}
 				}
+				inBlock, isYAML, cur = !inBlock, info == "yaml", item{line: n + 1}
 				continue
 			}
-			if line == "" {
-				continue
+			switch {
+			case !inBlock:
+				for _, m := range inlineCommand.FindAllStringSubmatch(line, -1) {
+					if !yield(item{line: n, cmd: m[1]}) {
+						return
+					}
+				}
+			case isYAML:
+				cur.yaml += raw + "\n"
+			case line == "":
+			default:
+				if cur.cmd == "" {
+					cur.line = n
+				}
+				if body, ok := strings.CutSuffix(line, `\`); ok {
+					cur.cmd += body + " "
+					continue
+				}
+				cur.cmd += line
+				if !yield(cur) {
+					return
+				}
+				cur = item{}
 			}
-			if cmd == "" {
-				first = n
-			}
-			if body, ok := strings.CutSuffix(line, `\`); ok {
-				cmd += body + " "
-				continue
-			}
-			if !yield(first, cmd+line) {
-				return
-			}
-			cmd = ""
 		}
 	}
+}
+
+// dedent removes the indentation every line of a block shares (a block inside a list item).
+func dedent(block string) string {
+	lines := strings.Split(block, "\n")
+	indent := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if n := len(l) - len(strings.TrimLeft(l, " ")); indent < 0 || n < indent {
+			indent = n
+		}
+	}
+	for i, l := range lines {
+		if len(l) >= indent && indent > 0 {
+			lines[i] = l[indent:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (in *docsInstall) kubectl(args []string) error {
@@ -181,6 +239,10 @@ func (in *docsInstall) kubectl(args []string) error {
 	}
 	if ns != "" && in.namespace != "" && ns != in.namespace {
 		return fmt.Errorf("secret %s in namespace %s, not the release's %s", name, ns, in.namespace)
+	}
+	if slices.ContainsFunc(in.secrets, func(o docsSecret) bool { return o.name == s.name }) {
+		in.alternatives = append(in.alternatives, s)
+		return nil
 	}
 	in.secrets = append(in.secrets, s)
 	return nil
@@ -251,6 +313,10 @@ func shellWords(line string) ([]string, error) {
 			}
 		case c == '\'' || c == '"':
 			quote, inWord = c, true
+		case c == '$' && strings.HasPrefix(line[i:], "$("): // a command substitution, kept as written
+			end := substitutionEnd(line, i)
+			w.WriteString(line[i:end])
+			i, inWord = end-1, true
 		case c == '\\' && i+1 < len(line):
 			i++
 			w.WriteByte(line[i])
@@ -280,6 +346,23 @@ func shellWords(line string) ([]string, error) {
 	return words, nil
 }
 
+// substitutionEnd is the index just past the ) that closes the $( at i (the line's end when
+// none does).
+func substitutionEnd(line string, i int) int {
+	depth := 0
+	for j := i + 1; j < len(line); j++ {
+		switch line[j] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return len(line)
+}
+
 // renderDocs renders the chart as the docs' install does, with extra values files from testdata
 // after the docs' own -f files (as a user's further -f would be) and the docs' --set on top, as
 // helm orders them. It returns every object, unstructured.
@@ -294,13 +377,22 @@ func renderDocs(t testing.TB, in docsInstall, extra ...string) []*unstructured.U
 
 func tryRenderDocs(in docsInstall, extra ...string) ([]*unstructured.Unstructured, error) {
 	vals := map[string]any{}
-	for _, f := range append(slices.Clone(in.files), extra...) {
-		path := filepath.Join("testdata", filepath.Base(f))
-		v, err := common.ReadValuesFile(path)
+	for i, f := range append(slices.Clone(in.files), extra...) {
+		var v common.Values
+		var err error
+		if body, ok := in.bodies[f]; ok && i < len(in.files) {
+			v, err = common.ReadValues([]byte(body))
+		} else {
+			v, err = common.ReadValuesFile(filepath.Join("testdata", filepath.Base(f)))
+		}
 		if err != nil {
-			return nil, fmt.Errorf("the docs' install takes -f %s: %w (testdata/%s holds what a user would put there)", f, err, filepath.Base(f))
+			return nil, fmt.Errorf("the install takes -f %s: %w (the page gives it in a YAML block before the install, or testdata/%s holds what a user would put there)",
+				f, err, filepath.Base(f))
 		}
 		vals = util.MergeTables(v.AsMap(), vals)
+	}
+	for _, k := range in.drop {
+		delete(vals, k)
 	}
 	for _, s := range in.sets {
 		if err := strvals.ParseInto(s, vals); err != nil {
