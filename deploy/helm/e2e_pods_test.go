@@ -83,13 +83,31 @@ func TestE2EPodsRun(t *testing.T) {
 	// (nats-server#4324), so the per-role permissions would silently not hold.
 	t.Run("nats without auth", func(t *testing.T) {
 		nats := docsNATS(t, in, false)
-		ws := release(t, withoutSlack(in), nats)
+		ws := release(t, withCreds(withoutSlack(in)), nats, "nats-creds.yaml")
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": ""}}
 		o := runPod(t, c.Client(t), find(t, ws, "bursar-arbiter"), env).await(t)
 		if o.ready || !strings.Contains(o.why, "--nats-insecure") {
 			t.Errorf("arbiter against a NATS without auth: ready %v (%s); want a refusal naming --nats-insecure", o.ready, o.why)
 		}
 	})
+}
+
+// withCreds is the install with credentials files in the NATS Secret, as the docs say for a
+// NATS on operator JWTs: ROLE.creds instead of each ROLE.nk.
+func withCreds(in docsInstall) docsInstall {
+	out := in
+	out.secrets = slices.Clone(in.secrets)
+	for i, s := range out.secrets {
+		if !hasKeySuffix(s, ".nk") {
+			continue
+		}
+		keys := map[string]string{}
+		for k, v := range s.keys {
+			keys[strings.TrimSuffix(k, ".nk")+".creds"] = v
+		}
+		out.secrets[i].keys = keys
+	}
+	return out
 }
 
 // nonName is what a namespace's name cannot hold.
