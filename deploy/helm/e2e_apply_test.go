@@ -5,6 +5,7 @@ package helm_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -265,4 +266,26 @@ func withoutSlack(in docsInstall) docsInstall {
 	out.sets = slices.DeleteFunc(slices.Clone(in.sets), func(s string) bool { return strings.HasPrefix(s, "slack.") })
 	out.drop = append(slices.Clone(in.drop), "slack") // "leave out for no Slack"
 	return out
+}
+
+// slackHTTP is the install with Slack's HTTP mode, the page's other choice: its Secret (the
+// alternative with the signing secret) and its values block, as -f slack-http.yaml after the
+// others.
+func slackHTTP(t *testing.T, in docsInstall) (docsInstall, string) {
+	t.Helper()
+	out := in
+	i := slices.IndexFunc(in.alternatives, func(s docsSecret) bool { _, ok := s.keys["signing-secret"]; return ok })
+	j := slices.IndexFunc(in.yamls, func(y string) bool { return strings.Contains(y, "mode: http") })
+	if i < 0 || j < 0 {
+		t.Fatalf("docs/deploy.md offers no Slack HTTP mode (a Secret with signing-secret and values with slack.mode http) beside Socket Mode")
+	}
+	out.secrets = slices.Clone(in.secrets)
+	for k, s := range out.secrets {
+		if s.name == in.alternatives[i].name {
+			out.secrets[k] = in.alternatives[i]
+		}
+	}
+	out.bodies = maps.Clone(in.bodies)
+	out.bodies["slack-http.yaml"] = in.yamls[j]
+	return out, "slack-http.yaml"
 }

@@ -377,10 +377,10 @@ func renderDocs(t testing.TB, in docsInstall, extra ...string) []*unstructured.U
 
 func tryRenderDocs(in docsInstall, extra ...string) ([]*unstructured.Unstructured, error) {
 	vals := map[string]any{}
-	for i, f := range append(slices.Clone(in.files), extra...) {
+	for _, f := range append(slices.Clone(in.files), extra...) {
 		var v common.Values
 		var err error
-		if body, ok := in.bodies[f]; ok && i < len(in.files) {
+		if body, ok := in.bodies[f]; ok {
 			v, err = common.ReadValues([]byte(body))
 		} else {
 			v, err = common.ReadValuesFile(filepath.Join("testdata", filepath.Base(f)))

@@ -55,6 +55,29 @@ func TestE2EPodsRun(t *testing.T) {
 			mustStayUp(t, runPod(t, c.Client(t), find(t, ws, name), env))
 		}
 	})
+	// Issue 31 item 1, the other choice: Slack posts approval clicks to the arbiter over HTTP.
+	// The endpoint is up and checks the signature: an unsigned click is refused (401).
+	t.Run("slack over HTTP", func(t *testing.T) {
+		hin, file := slackHTTP(t, in)
+		nats := docsNATS(t, hin, true)
+		ws := release(t, hin, nats, file)
+		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": "",
+			"BURSAR_SLACK_API_URL": fakeSlack(t, hin)}}
+		p := runPod(t, c.Client(t), find(t, ws, "bursar-arbiter"), env)
+		mustStayUp(t, p)
+		addr := p.addr("slack")
+		if addr == "" {
+			t.Fatalf("the arbiter has no port named slack listening (ports %v)", p.ports)
+		}
+		resp, err := http.Post("http://"+addr+"/slack/interactions", "application/x-www-form-urlencoded", strings.NewReader("payload=%7B%7D"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("an unsigned click: %s, want 401", resp.Status)
+		}
+	})
 	// Issue 31 item 2: Slack left out, which the docs call optional.
 	t.Run("slack left out", func(t *testing.T) {
 		nats := docsNATS(t, in, true)

@@ -42,6 +42,46 @@ func TestE2EDocsFromZero(t *testing.T) {
 			checkPodsCanStart(t, c.Client(t), objs)
 		})
 	}
+	t.Run("slack over HTTP", func(t *testing.T) {
+		hin, file := slackHTTP(t, in)
+		hin.namespace = in.namespace + "-slack-http"
+		objs := renderDocs(t, hin, file)
+		applyDocs(t, c, hin, objs, dummyData)
+		checkPodsCanStart(t, c.Client(t), objs)
+		checkSlackIngress(t, c.Client(t), hin.namespace)
+	})
+}
+
+// checkSlackIngress: the release's Ingress sends POST /slack/interactions to a Service port
+// that exists, as read back from the API server.
+func checkSlackIngress(t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	ings, err := cs.NetworkingV1().Ingresses(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(ings.Items) == 0 {
+		t.Fatalf("no Ingress for Slack's HTTP mode in %s (%v)", ns, err)
+	}
+	for _, ing := range ings.Items {
+		for _, r := range ing.Spec.Rules {
+			for _, p := range r.HTTP.Paths {
+				if p.Path != "/slack/interactions" || p.Backend.Service == nil {
+					continue
+				}
+				svc, err := cs.CoreV1().Services(ns).Get(ctx, p.Backend.Service.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatalf("Ingress %s sends Slack to Service %s: %v", ing.Name, p.Backend.Service.Name, err)
+				}
+				want := p.Backend.Service.Port
+				if !slices.ContainsFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool {
+					return sp.Name == want.Name && want.Name != "" || sp.Port == want.Number && want.Number != 0
+				}) {
+					t.Errorf("Ingress %s sends Slack to Service %s port %v, which it does not have", ing.Name, svc.Name, want)
+				}
+				return
+			}
+		}
+	}
+	t.Errorf("no Ingress in %s routes /slack/interactions", ns)
 }
 
 // TestE2EArbiterOffReportCanStart (issue 31 item 5): with arbiter.enabled false, the report's

@@ -59,8 +59,15 @@ type pod struct {
 	cmd    *exec.Cmd
 	out    *syncBuffer
 	exited chan struct{}
-	err    error  // the process's exit, once exited is closed
-	probe  string // the readiness probe's URL, "" when the container has none
+	err    error          // the process's exit, once exited is closed
+	probe  string         // the readiness probe's URL, "" when the container has none
+	ports  map[int]string // the container's ports, each with where it listens here
+	ctr    corev1.Container
+}
+
+// addr is where the container's port name listens here, "" when nothing does.
+func (p *pod) addr(name string) string {
+	return p.ports[containerPort(p.ctr, intstr.FromString(name))]
 }
 
 // runPod runs w's pod as a kubelet would, from its template as the API server holds it: it
@@ -89,7 +96,7 @@ func runPod(t *testing.T, cs kubernetes.Interface, w workload, e podEnv) *pod {
 	if prog == "arbiter" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--console-listen") }) {
 		args = append(args, "--console-listen=127.0.0.1:"+strconv.Itoa(freePort(t))) // default 127.0.0.1:9470: the pod's own
 	}
-	p := &pod{w: w, out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &pod{w: w, out: &syncBuffer{}, exited: make(chan struct{}), ports: ports, ctr: ctr}
 	p.cmd = exec.Command(filepath.Join(e.bin, prog), args...)
 	if wrap != nil {
 		p.cmd = exec.Command(wrap[0], append(append(wrap[1:], filepath.Join(e.bin, prog)), args...)...)
