@@ -82,8 +82,8 @@ func workloads(objs []*unstructured.Unstructured) []workload {
 	return ws
 }
 
-// podTemplate reads w's pod template back from the API server, as applied.
-func podTemplate(t testing.TB, cs kubernetes.Interface, w workload) corev1.PodTemplateSpec {
+// appliedTemplate reads w's pod template back from the API server, as applied.
+func appliedTemplate(t testing.TB, cs kubernetes.Interface, w workload) corev1.PodTemplateSpec {
 	t.Helper()
 	tmpl, err := readTemplate(context.Background(), cs, w)
 	if err != nil {
@@ -199,8 +199,8 @@ func keyRefs(kind, name string, items []corev1.KeyToPath, where string) []refere
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
-// missing checks each reference against the API server and says what a pod would wait for.
-func missing(cs kubernetes.Interface, namespace string, refs []reference) []string {
+// missingRefs checks each reference against the API server and says what a pod would wait for.
+func missingRefs(cs kubernetes.Interface, namespace string, refs []reference) []string {
 	ctx, get := context.Background(), metav1.GetOptions{}
 	var out []string
 	for _, r := range refs {
@@ -252,8 +252,8 @@ func checkPodsCanStart(t *testing.T, cs kubernetes.Interface, objs []*unstructur
 		t.Fatal("the release makes no pods")
 	}
 	for _, w := range ws {
-		tmpl := podTemplate(t, cs, w)
-		for _, m := range missing(cs, w.namespace, references(tmpl.Spec)) {
+		tmpl := appliedTemplate(t, cs, w)
+		for _, m := range missingRefs(cs, w.namespace, references(tmpl.Spec)) {
 			t.Errorf("%s cannot start: %s", w, m)
 		}
 	}

@@ -135,7 +135,7 @@ func trustOperator(t *testing.T, opts *server.Options, acc nkeys.KeyPair, accPub
 	_, sysPub := newKey(t, nkeys.CreateAccount)
 	oc := jwt.NewOperatorClaims(opPub)
 	oc.SystemAccount = sysPub
-	trusted, err := jwt.DecodeOperatorClaims(encode(t, oc, op))
+	trusted, err := jwt.DecodeOperatorClaims(encodeJWT(t, oc, op))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func trustOperator(t *testing.T, opts *server.Options, acc nkeys.KeyPair, accPub
 	sc.Name = "SYS"
 	res := &server.MemAccResolver{}
 	for pub, claims := range map[string]*jwt.AccountClaims{accPub: ac, sysPub: sc} {
-		if err := res.Store(pub, encode(t, claims, op)); err != nil {
+		if err := res.Store(pub, encodeJWT(t, claims, op)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -212,7 +212,7 @@ func newKey(t *testing.T, create func() (nkeys.KeyPair, error)) (nkeys.KeyPair, 
 	return kp, pub
 }
 
-func encode(t *testing.T, c interface {
+func encodeJWT(t *testing.T, c interface {
 	Encode(nkeys.KeyPair) (string, error)
 }, kp nkeys.KeyPair) string {
 	t.Helper()

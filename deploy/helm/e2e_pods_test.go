@@ -52,7 +52,7 @@ func TestE2EPodsRun(t *testing.T) {
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": "",
 			"BURSAR_SLACK_API_URL": slack}}
 		for _, name := range []string{"bursar-arbiter", "bursar-report"} {
-			mustStayUp(t, runPod(t, c.Client(t), find(t, ws, name), env))
+			mustStayUp(t, runPod(t, c.Client(t), findWorkload(t, ws, name), env))
 		}
 	})
 	// Issue 31 item 1, the other choice: Slack posts approval clicks to the arbiter over HTTP.
@@ -63,7 +63,7 @@ func TestE2EPodsRun(t *testing.T) {
 		ws := release(t, hin, nats, file)
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": "",
 			"BURSAR_SLACK_API_URL": fakeSlack(t, hin)}}
-		p := runPod(t, c.Client(t), find(t, ws, "bursar-arbiter"), env)
+		p := runPod(t, c.Client(t), findWorkload(t, ws, "bursar-arbiter"), env)
 		mustStayUp(t, p)
 		addr := p.addr("slack")
 		if addr == "" {
@@ -84,15 +84,15 @@ func TestE2EPodsRun(t *testing.T) {
 		ws := release(t, withoutSlack(in), nats)
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": ""}}
 		for _, name := range []string{"bursar-arbiter", "bursar-report"} {
-			mustStayUp(t, runPod(t, c.Client(t), find(t, ws, name), env))
+			mustStayUp(t, runPod(t, c.Client(t), findWorkload(t, ws, name), env))
 		}
 	})
 	t.Run("report as a cronjob, slack left out", func(t *testing.T) {
 		nats := docsNATS(t, in, true)
 		ws := release(t, withoutSlack(in), nats, "report-cronjob.yaml")
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": ""}}
-		mustStayUp(t, runPod(t, c.Client(t), find(t, ws, "bursar-arbiter"), env))
-		i := indexOf(ws, "bursar-report")
+		mustStayUp(t, runPod(t, c.Client(t), findWorkload(t, ws, "bursar-arbiter"), env))
+		i := workloadIndex(ws, "bursar-report")
 		if i < 0 {
 			t.Log("no report CronJob without Slack")
 			return
@@ -108,7 +108,7 @@ func TestE2EPodsRun(t *testing.T) {
 		nats := docsNATS(t, in, false)
 		ws := release(t, withCreds(withoutSlack(in)), nats, "nats-creds.yaml")
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": ""}}
-		o := runPod(t, c.Client(t), find(t, ws, "bursar-arbiter"), env).await(t)
+		o := runPod(t, c.Client(t), findWorkload(t, ws, "bursar-arbiter"), env).await(t)
 		if o.ready || !strings.Contains(o.why, "--nats-insecure") {
 			t.Errorf("arbiter against a NATS without auth: ready %v (%s); want a refusal naming --nats-insecure", o.ready, o.why)
 		}
@@ -173,14 +173,14 @@ func createDeployment(t *testing.T, cs kubernetes.Interface, ns, name string) {
 
 // mustStayUp stops the test unless p becomes ready: the pods started after it need it (the
 // report reads its history through the arbiter).
-func mustStayUp(t *testing.T, p *pod) {
+func mustStayUp(t *testing.T, p *podRun) {
 	t.Helper()
 	if o := p.await(t); !o.ready {
 		t.Fatalf("%s does not come up: %s", p.w, o.why)
 	}
 }
 
-func indexOf(ws []workload, name string) int {
+func workloadIndex(ws []workload, name string) int {
 	for i, w := range ws {
 		if w.name == name {
 			return i
@@ -189,9 +189,9 @@ func indexOf(ws []workload, name string) int {
 	return -1
 }
 
-func find(t *testing.T, ws []workload, name string) workload {
+func findWorkload(t *testing.T, ws []workload, name string) workload {
 	t.Helper()
-	i := indexOf(ws, name)
+	i := workloadIndex(ws, name)
 	if i < 0 {
 		t.Fatalf("the release makes no %s (it makes %v)", name, ws)
 	}

@@ -118,12 +118,12 @@ func TestE2ESingleArbiterDrains(t *testing.T) {
 		settlePDB(t, cs, &pdb, expectedPods(t, cs, in.namespace, pdb.Spec.Selector.MatchLabels))
 		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: in.namespace}}
 		if err := cs.PolicyV1().Evictions(in.namespace).Evict(ctx, ev); err != nil {
-			t.Errorf("evicting the only pod of PodDisruptionBudget %s (%s) as kubectl drain does: %v", pdb.Name, budget(pdb.Spec), err)
+			t.Errorf("evicting the only pod of PodDisruptionBudget %s (%s) as kubectl drain does: %v", pdb.Name, pdbBudget(pdb.Spec), err)
 		}
 	}
 }
 
-func budget(s policyv1.PodDisruptionBudgetSpec) string {
+func pdbBudget(s policyv1.PodDisruptionBudgetSpec) string {
 	if s.MinAvailable != nil {
 		return "minAvailable " + s.MinAvailable.String()
 	}
@@ -236,7 +236,7 @@ func TestE2EExtensionPoints(t *testing.T) {
 	applyDocs(t, c, in, objs, dummyData)
 	checkPodsCanStart(t, cs, objs)
 	for _, w := range workloads(objs) {
-		tmpl := podTemplate(t, cs, w)
+		tmpl := appliedTemplate(t, cs, w)
 		for _, miss := range lacksExtensions(tmpl) {
 			t.Errorf("%s: %s", w, miss)
 		}

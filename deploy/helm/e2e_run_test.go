@@ -53,8 +53,8 @@ type podEnv struct {
 	cluster *kubeenv.Cluster // the API server a pod's ServiceAccount token is for; nil: no token
 }
 
-// pod is a pod's first container run as a process by runPod.
-type pod struct {
+// podRun is a pod's first container run as a process by runPod.
+type podRun struct {
 	w      workload
 	cmd    *exec.Cmd
 	out    *syncBuffer
@@ -66,7 +66,7 @@ type pod struct {
 }
 
 // addr is where the container's port name listens here, "" when nothing does.
-func (p *pod) addr(name string) string {
+func (p *podRun) addr(name string) string {
 	return p.ports[containerPort(p.ctr, intstr.FromString(name))]
 }
 
@@ -76,9 +76,9 @@ func (p *pod) addr(name string) string {
 // environment (values, $(VAR) references, field, Secret and ConfigMap references), and starts
 // the program its command names with its args. Listen addresses get free loopback ports: a
 // pod's ports are its own, this machine's are shared. The process stops with the test.
-func runPod(t *testing.T, cs kubernetes.Interface, w workload, e podEnv) *pod {
+func runPod(t *testing.T, cs kubernetes.Interface, w workload, e podEnv) *podRun {
 	t.Helper()
-	tmpl := podTemplate(t, cs, w)
+	tmpl := appliedTemplate(t, cs, w)
 	ctr := tmpl.Spec.Containers[0]
 	root := t.TempDir()
 	mounts := mountVolumes(t, cs, w.namespace, tmpl.Spec.Volumes, ctr.VolumeMounts, root)
@@ -96,7 +96,7 @@ func runPod(t *testing.T, cs kubernetes.Interface, w workload, e podEnv) *pod {
 	if prog == "arbiter" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--console-listen") }) {
 		args = append(args, "--console-listen=127.0.0.1:"+strconv.Itoa(freePort(t))) // default 127.0.0.1:9470: the pod's own
 	}
-	p := &pod{w: w, out: &syncBuffer{}, exited: make(chan struct{}), ports: ports, ctr: ctr}
+	p := &podRun{w: w, out: &syncBuffer{}, exited: make(chan struct{}), ports: ports, ctr: ctr}
 	p.cmd = exec.Command(filepath.Join(e.bin, prog), args...)
 	if wrap != nil {
 		p.cmd = exec.Command(wrap[0], append(append(wrap[1:], filepath.Join(e.bin, prog)), args...)...)
@@ -123,7 +123,7 @@ const saPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 // KUBERNETES_SERVICE_* variables. The program runs in a mount namespace of its own (unshare)
 // where a tmpfs over /run holds saPath, so nothing on this machine changes. It returns the
 // command that wraps the program, nil when the pod mounts no token.
-func serviceAccount(t *testing.T, c *kubeenv.Cluster, w workload, spec corev1.PodSpec, env *vars) []string {
+func serviceAccount(t *testing.T, c *kubeenv.Cluster, w workload, spec corev1.PodSpec, env *envVars) []string {
 	t.Helper()
 	if c == nil || (spec.AutomountServiceAccountToken != nil && !*spec.AutomountServiceAccountToken) {
 		return nil
@@ -154,7 +154,7 @@ func serviceAccount(t *testing.T, c *kubeenv.Cluster, w workload, spec corev1.Po
 }
 
 // stop sends SIGTERM, as a kubelet does, and kills the process after the grace period.
-func (p *pod) stop(t *testing.T) {
+func (p *podRun) stop(t *testing.T) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -175,7 +175,7 @@ type outcome struct {
 }
 
 // await waits for p's outcome: its readiness probe answering 200, or its exit.
-func (p *pod) await(t *testing.T) outcome {
+func (p *podRun) await(t *testing.T) outcome {
 	t.Helper()
 	deadline := time.After(3 * time.Minute)
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -326,13 +326,13 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// vars is a container's environment in order, as the kubelet builds it.
-type vars struct {
+// envVars is a container's environment in order, as the kubelet builds it.
+type envVars struct {
 	names []string
 	vals  map[string]string
 }
 
-func (v *vars) set(k, val string) {
+func (v *envVars) set(k, val string) {
 	if v.vals == nil {
 		v.vals = map[string]string{}
 	}
@@ -346,7 +346,7 @@ var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)`)
 
 // expand replaces $(VAR) with a variable defined before, as Kubernetes does for env values and
 // args; an unknown reference stays as written.
-func (v *vars) expand(s string) string {
+func (v *envVars) expand(s string) string {
 	return varRef.ReplaceAllStringFunc(s, func(ref string) string {
 		if val, ok := v.vals[ref[2:len(ref)-1]]; ok {
 			return val
@@ -356,7 +356,7 @@ func (v *vars) expand(s string) string {
 }
 
 // list is the environment for exec, without the variables set empty.
-func (v *vars) list() []string {
+func (v *envVars) list() []string {
 	var out []string
 	for _, k := range v.names {
 		if v.vals[k] != "" {
@@ -367,10 +367,10 @@ func (v *vars) list() []string {
 }
 
 // podVars resolves ctr's environment: envFrom first, then env in order.
-func podVars(t *testing.T, cs kubernetes.Interface, w workload, ctr corev1.Container, mounts map[string]string) *vars {
+func podVars(t *testing.T, cs kubernetes.Interface, w workload, ctr corev1.Container, mounts map[string]string) *envVars {
 	t.Helper()
 	ctx, get := context.Background(), metav1.GetOptions{}
-	env := &vars{}
+	env := &envVars{}
 	for _, ef := range ctr.EnvFrom {
 		switch {
 		case ef.SecretRef != nil:
