@@ -186,9 +186,9 @@ func (p *podRun) await(t *testing.T) outcome {
 			if p.err == nil && p.probe == "" {
 				return outcome{completed: true}
 			}
-			return outcome{why: fmt.Sprintf("exited (%v): %s", p.err, lastLines(p.out.String(), 5))}
+			return outcome{why: fmt.Sprintf("exited (%v): %s", p.err, lastLines(p.out.String(), 1))}
 		case <-deadline:
-			return outcome{why: "neither ready nor exited in 3m: " + lastLines(p.out.String(), 5)}
+			return outcome{why: "neither ready nor exited in 3m: " + lastLines(p.out.String(), 1)}
 		case <-tick.C:
 			if p.probe != "" && probeReady(p.probe) {
 				return outcome{ready: true}
