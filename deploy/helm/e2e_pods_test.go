@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,11 +49,19 @@ func TestE2EPodsRun(t *testing.T) {
 	t.Run("slack as step 3 says", func(t *testing.T) {
 		nats := docsNATS(t, in, true)
 		ws := release(t, in, nats)
-		slack := fakeSlack(t, in)
+		slack, api := fakeSlack(t, in)
+		slack.QueueInteractive([]byte(`{"type":"block_actions","user":{"id":"U0E2E"},"actions":[]}`))
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": "",
-			"BURSAR_SLACK_API_URL": slack}}
+			"BURSAR_SLACK_API_URL": api}}
 		for _, name := range []string{"bursar-arbiter", "bursar-report"} {
 			mustStayUp(t, runPod(t, c.Client(t), findWorkload(t, ws, name), env))
+		}
+		// The arbiter's Socket Mode connection reached Slack: it acknowledged the click queued
+		// for it.
+		for end := time.Now().Add(30 * time.Second); len(slack.Acks()) == 0; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatal("the arbiter's Socket Mode connection never reached Slack (no interaction acknowledged in 30s)")
+			}
 		}
 	})
 	// Issue 31 item 1, the other choice: Slack posts approval clicks to the arbiter over HTTP.
@@ -62,7 +71,7 @@ func TestE2EPodsRun(t *testing.T) {
 		nats := docsNATS(t, hin, true)
 		ws := release(t, hin, nats, file)
 		env := podEnv{bin: bin, cluster: c, outside: map[string]string{"BURSAR_NATS": nats.url, "BURSAR_CLICKHOUSE": "",
-			"BURSAR_SLACK_API_URL": fakeSlack(t, hin)}}
+			"BURSAR_SLACK_API_URL": slackAPI(t, hin)}}
 		p := runPod(t, c.Client(t), findWorkload(t, ws, "bursar-arbiter"), env)
 		mustStayUp(t, p)
 		addr := p.addr("slack")
@@ -201,7 +210,7 @@ func findWorkload(t *testing.T, ws []workload, name string) workload {
 // fakeSlack starts the test's Slack for the docs' Slack Secret: the bot token and, for Socket
 // Mode, the app token are the docs' literals. Slack's auth.test (report serve checks its token
 // with it at start) is answered here; slacktest answers the rest.
-func fakeSlack(t *testing.T, in docsInstall) string {
+func fakeSlack(t *testing.T, in docsInstall) (*slacktest.Server, string) {
 	t.Helper()
 	var keys map[string]string
 	for _, s := range in.secrets {
@@ -230,5 +239,11 @@ func fakeSlack(t *testing.T, in docsInstall) string {
 		fmt.Fprint(w, `{"ok":true,"team":"E2E","user":"bursar","team_id":"T0E2E","user_id":"U0BURSAR","bot_id":"B0BURSAR"}`)
 	}))
 	t.Cleanup(front.Close)
-	return front.URL + "/api/"
+	return s, front.URL + "/api/"
+}
+
+// slackAPI is fakeSlack's Web API address.
+func slackAPI(t *testing.T, in docsInstall) string {
+	_, api := fakeSlack(t, in)
+	return api
 }
