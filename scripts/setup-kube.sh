@@ -20,10 +20,6 @@ cache_root="${BURSAR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bursar}"
 dest="$cache_root/kube/$KUBE_VERSION"
 binaries=(etcd kube-apiserver kube-scheduler)
 
-command -v go >/dev/null || {
-	echo "setup-kube: Go is needed to build the control plane (tools/kube); install Go 1.26." >&2
-	exit 1
-}
 [[ -f "$module/go.mod" && -f "$module/go.sum" ]] || {
 	echo "setup-kube: $module/go.mod or go.sum is missing; run this from a Bursar checkout." >&2
 	exit 1
@@ -46,6 +42,10 @@ if [[ $installed == 1 && -f "$dest/.stamp" && "$(cat "$dest/.stamp")" == "$stamp
 	exit 0
 fi
 
+command -v go >/dev/null || {
+	echo "setup-kube: Go is needed to build the control plane (tools/kube); install Go 1.26." >&2
+	exit 1
+}
 mkdir -p "$dest"
 work="$(mktemp -d "$dest/.build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

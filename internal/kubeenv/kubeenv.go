@@ -4,6 +4,11 @@
 // controller-manager: nodes are API objects (as kwok makes them), the scheduler binds pods to
 // them and nothing runs the pods.
 //
+// What the missing controller-manager would do does not happen: a Deployment, StatefulSet or
+// Job gets no pods (a test sees its spec change, and creates the pods it wants itself), nothing
+// is garbage-collected, and a deleted namespace stays Terminating. Namespace creates the
+// "default" ServiceAccount and AddNode lifts the not-ready taint in its place.
+//
 // Only tests import it (files with the e2e build tag); the package carries no tag itself so that
 // `make test` vets it.
 package kubeenv

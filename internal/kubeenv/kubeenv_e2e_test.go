@@ -87,8 +87,11 @@ func TestE2EControlPlane(t *testing.T) {
 			"dataa":    map[string]any{"k": "v"},
 		}}
 		err := c.TryApply(ctx, cm)
-		if err == nil || !strings.Contains(err.Error(), `unknown field "dataa"`) || !strings.Contains(err.Error(), "ConfigMap e2e/typo") {
+		if err == nil || !strings.Contains(err.Error(), "dataa") || !strings.Contains(err.Error(), "ConfigMap e2e/typo") {
 			t.Fatalf("applying a ConfigMap with an unknown field: got %v, want a refusal naming the field and the object", err)
+		}
+		if _, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, "typo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("after a refused apply: got %v, want the ConfigMap not found", err)
 		}
 		delete(cm.Object, "dataa")
 		c.Apply(t, cm)

@@ -1,6 +1,7 @@
 package kubeenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestVersionAgrees checks that the version Start looks for is the one setup-kube.sh builds and
@@ -70,20 +73,12 @@ type stopped struct {
 
 func (s *stopped) Helper() {}
 func (s *stopped) Skip(args ...any) {
-	s.skipped = sprint(args...)
+	s.skipped = fmt.Sprint(args...)
 	runtime.Goexit()
 }
 func (s *stopped) Fatal(args ...any) {
-	s.failed = sprint(args...)
+	s.failed = fmt.Sprint(args...)
 	runtime.Goexit()
-}
-
-func sprint(args ...any) string {
-	var b strings.Builder
-	for _, a := range args {
-		b.WriteString(a.(string))
-	}
-	return b.String()
 }
 
 // runStart runs Start against an empty cache and returns how it stopped the test.
@@ -189,5 +184,41 @@ func TestProcess(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "long.log")); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestUntainted(t *testing.T) {
+	gpu := corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}
+	got := untainted([]corev1.Taint{
+		{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+		gpu,
+		{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute},
+	})
+	if len(got) != 1 || got[0] != gpu {
+		t.Errorf("untainted kept %v, want only the caller's %v", got, gpu)
+	}
+}
+
+// TestWriteKubeconfig reads the file back as kubectl and client-go would.
+func TestWriteKubeconfig(t *testing.T) {
+	want := &rest.Config{
+		Host:            "https://127.0.0.1:6443",
+		BearerToken:     "tok",
+		TLSClientConfig: rest.TLSClientConfig{CAData: []byte("ca"), CertData: []byte("crt"), KeyData: []byte("key")},
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := writeKubeconfig(path, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Host != want.Host || got.BearerToken != want.BearerToken || string(got.CAData) != "ca" ||
+		string(got.CertData) != "crt" || string(got.KeyData) != "key" {
+		t.Errorf("read back %+v, want %+v", got, want)
+	}
+	if err := writeKubeconfig(filepath.Join(path, "not-a-dir", "kubeconfig"), want); err == nil || !strings.Contains(err.Error(), "not-a-dir") {
+		t.Errorf("writing under a file: got %v, want an error naming the path", err)
 	}
 }

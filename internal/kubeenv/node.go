@@ -42,9 +42,28 @@ func (c *Cluster) AddNode(t testing.TB, name, providerID string, labels map[stri
 	}
 	// A node's status is written through its subresource, as a kubelet (or kwok) reports it.
 	created.Status = nodeStatus(gpus)
-	if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	ready, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatalf("kubeenv: reporting node %s ready: %v", name, err)
 	}
+	// The TaintNodesByCondition admission plugin taints every new node not-ready; the
+	// controller-manager's node lifecycle controller lifts the taint once the node reports
+	// Ready. None runs here, so do what it would.
+	ready.Spec.Taints = untainted(ready.Spec.Taints)
+	if _, err := nodes.Update(ctx, ready, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("kubeenv: lifting node %s's not-ready taint: %v", name, err)
+	}
+}
+
+// untainted drops the taints the node lifecycle controller manages from a Ready node.
+func untainted(taints []corev1.Taint) []corev1.Taint {
+	var kept []corev1.Taint
+	for _, tt := range taints {
+		if tt.Key != corev1.TaintNodeNotReady && tt.Key != corev1.TaintNodeUnreachable {
+			kept = append(kept, tt)
+		}
+	}
+	return kept
 }
 
 func nodeStatus(gpus int) corev1.NodeStatus {
