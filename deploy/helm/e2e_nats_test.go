@@ -28,6 +28,7 @@ import (
 // natsServer is the NATS of the docs' step 1, in this process, for the credentials the docs'
 // Secret holds, with what fills that Secret.
 type natsServer struct {
+	t       *testing.T // the test that started it, which a Secret it cannot fill fails
 	url     string
 	seeds   map[string][]byte // ROLE.nk: each role's nkey seed
 	account nkeys.KeyPair     // ROLE.creds: signs the users' JWTs
@@ -41,7 +42,7 @@ type natsServer struct {
 // with JetStream, its users' JWTs signed by the account, as the docs' nsc commands make them.
 func docsNATS(t *testing.T, in docsInstall, auth bool) *natsServer {
 	t.Helper()
-	n := &natsServer{seeds: roleKeys(t)}
+	n := &natsServer{t: t, seeds: roleKeys(t)}
 	acc, accPub := newKey(t, nkeys.CreateAccount)
 	n.account = acc
 	dir := t.TempDir()
@@ -234,21 +235,14 @@ func (n *natsServer) secretData(secret, key, literal string) []byte {
 	case ext != "creds":
 		return dummyData(secret, key, literal)
 	}
-	user, err := nkeys.CreateUser()
-	if err != nil {
-		panic(err)
-	}
-	pub, _ := user.PublicKey()
+	n.t.Helper()
+	user, pub := newKey(n.t, nkeys.CreateUser)
 	uc := jwt.NewUserClaims(pub)
 	uc.Name = role
-	ujwt, err := uc.Encode(n.account)
-	if err != nil {
-		panic(err)
-	}
 	seed, _ := user.Seed()
-	creds, err := jwt.FormatUserConfig(ujwt, seed)
+	creds, err := jwt.FormatUserConfig(encodeJWT(n.t, uc, n.account), seed)
 	if err != nil {
-		panic(fmt.Sprintf("creds for %s: %v", key, err))
+		n.t.Fatalf("creds for %s: %v", key, err)
 	}
 	return creds
 }
