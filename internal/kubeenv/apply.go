@@ -27,7 +27,7 @@ const (
 
 // Apply applies objects by server-side apply (field manager "bursar-e2e", force,
 // fieldValidation=Strict) with the admin identity; an object the server refuses fails the test
-// naming it.
+// naming it. It returns once what applied RoleBindings and ClusterRoleBindings grant is in force.
 func (c *Cluster) Apply(t testing.TB, objs ...runtime.Object) {
 	t.Helper()
 	if err := c.TryApply(context.Background(), objs...); err != nil {
@@ -36,39 +36,54 @@ func (c *Cluster) Apply(t testing.TB, objs ...runtime.Object) {
 }
 
 // TryApply is Apply returning the error, which names the object, instead of failing the test.
-// It stops at the first object refused.
+// It stops at the first object refused. When the objects include RoleBindings or
+// ClusterRoleBindings, it returns once the API server authorizes what they grant (see
+// waitGranted), so that a test can act as their subjects at once.
 func (c *Cluster) TryApply(ctx context.Context, objs ...runtime.Object) error {
+	cl, err := c.clients()
+	if err != nil {
+		return fmt.Errorf("kubeenv clients: %w", err)
+	}
+	var bindings []binding
 	for _, obj := range objs {
-		if err := c.apply(ctx, obj); err != nil {
+		u, err := toUnstructured(obj)
+		if err != nil {
+			return err
+		}
+		if err := cl.apply(ctx, u); err != nil {
+			return err
+		}
+		b, ok, err := asBinding(u)
+		if err != nil {
+			return err
+		}
+		if ok {
+			bindings = append(bindings, b)
+		}
+	}
+	for _, b := range bindings {
+		if err := waitGranted(ctx, cl.typed, b); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *Cluster) apply(ctx context.Context, obj runtime.Object) error {
-	u, err := toUnstructured(obj)
-	if err != nil {
-		return err
-	}
+func (cl *clients) apply(ctx context.Context, u *unstructured.Unstructured) error {
 	gvk := u.GroupVersionKind()
 	what := fmt.Sprintf("%s %s", gvk.Kind, u.GetName())
-	dyn, mapper, err := c.clients()
+	mapping, err := restMapping(ctx, cl.mapper, gvk)
 	if err != nil {
 		return fmt.Errorf("applying %s: %w", what, err)
 	}
-	mapping, err := restMapping(ctx, mapper, gvk)
-	if err != nil {
-		return fmt.Errorf("applying %s: %w", what, err)
-	}
-	var res patcher = dyn.Resource(mapping.Resource)
+	var res patcher = cl.dynamic.Resource(mapping.Resource)
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		ns := u.GetNamespace()
 		if ns == "" {
 			ns = "default" // as kubectl does
 		}
 		what = fmt.Sprintf("%s %s/%s", gvk.Kind, ns, u.GetName())
-		res = dyn.Resource(mapping.Resource).Namespace(ns)
+		res = cl.dynamic.Resource(mapping.Resource).Namespace(ns)
 	}
 	body, err := u.MarshalJSON()
 	if err != nil {

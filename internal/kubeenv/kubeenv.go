@@ -61,10 +61,16 @@ func BinDir() string {
 type Cluster struct {
 	Admin *rest.Config
 
-	once    sync.Once
+	once sync.Once
+	cl   *clients
+	err  error
+}
+
+// clients are what Apply calls the API server with, made once per cluster.
+type clients struct {
+	typed   kubernetes.Interface
 	dynamic dynamic.Interface
-	mapper  meta.ResettableRESTMapper
-	err     error
+	mapper  meta.ResettableRESTMapper // discovery-backed, reset when a kind is not found
 }
 
 // Start starts etcd, kube-apiserver and kube-scheduler from the binaries scripts/setup-kube.sh
@@ -128,16 +134,24 @@ func (c *Cluster) Client(t testing.TB) kubernetes.Interface {
 	return cs
 }
 
-// clients makes, once, the dynamic client and the discovery-backed mapper that Apply uses.
-func (c *Cluster) clients() (dynamic.Interface, meta.ResettableRESTMapper, error) {
+// clients makes, once, the clients Apply uses.
+func (c *Cluster) clients() (*clients, error) {
 	c.once.Do(func() {
 		disc, err := discovery.NewDiscoveryClientForConfig(c.Admin)
 		if err != nil {
 			c.err = err
 			return
 		}
-		c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-		c.dynamic, c.err = dynamic.NewForConfig(c.Admin)
+		cl := &clients{mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+		if cl.dynamic, err = dynamic.NewForConfig(c.Admin); err != nil {
+			c.err = err
+			return
+		}
+		if cl.typed, err = kubernetes.NewForConfig(c.Admin); err != nil {
+			c.err = err
+			return
+		}
+		c.cl = cl
 	})
-	return c.dynamic, c.mapper, c.err
+	return c.cl, c.err
 }
