@@ -184,7 +184,6 @@ func checkSlackToken(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	cfg.APIURL = os.Getenv("BURSAR_SLACK_API_URL")
 	api, _ := islack.Config{BotToken: cfg.BotToken, APIURL: cfg.APIURL}.Client()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -198,13 +197,12 @@ func checkSlackToken(ctx context.Context, log *slog.Logger) error {
 }
 
 // slackFromEnv builds the poster from the BURSAR_SLACK_* variables internal/slack reads (secrets
-// never come from flags). BURSAR_SLACK_API_URL points it at a stand-in for slack.com/api.
+// never come from flags).
 func slackFromEnv() (*islack.ReportPoster, error) {
 	cfg, err := islack.ConfigFromEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
-	cfg.APIURL = os.Getenv("BURSAR_SLACK_API_URL")
 	p, err := islack.NewReportPoster(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("report serve posts to Slack: %w; or use --dry-run to print", err)

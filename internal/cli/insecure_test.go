@@ -62,6 +62,7 @@ func TestDialRefusesAServerWithoutAuthentication(t *testing.T) {
 	}{
 		{name: "open, no credentials", args: []string{"--nats", open}, wantErr: "--nats-insecure"},
 		{name: "open, with a password it does not check", args: []string{"--nats", open, "--nats-user", "ops", "--nats-password-file", pw}, wantErr: "any client that reaches it can act as any"},
+		{name: "open, an nkey it does not take", args: []string{"--nats", open, "--nats-nkey", seed}, wantErr: "--nats-insecure"},
 		{name: "open, --nats-insecure", args: []string{"--nats", open, "--nats-insecure"}, wantWarn: true},
 		{name: "open, BURSAR_NATS_INSECURE", env: "true", args: []string{"--nats", open}, wantWarn: true},
 		{name: "open, BURSAR_NATS_INSECURE=false", env: "false", args: []string{"--nats", open}, wantErr: "--nats-insecure"},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -70,6 +71,13 @@ func (g *Globals) Dial(ctx context.Context, url, role, name string, log *slog.Lo
 		url = g.NATSURL()
 	}
 	nc, js, err := bus.Connect(ctx, url, name, log, opts...)
+	if errors.Is(err, nats.ErrNkeysNotSupported) {
+		// nats.go refuses to send an nkey to a server that asked for no authentication, before
+		// CheckServerAuth could say what that means.
+		return nil, nil, fmt.Errorf("%w: the NATS server at %s requires no authentication, so any client can act as any "+
+			"Bursar role there; configure accounts and users on it (deploy/nats/accounts.conf, docs/deploy.md step 1), or, "+
+			"on a throwaway test server, connect without credentials and pass --nats-insecure", err, bus.Redact(url))
+	}
 	if err != nil {
 		return nil, nil, err
 	}
