@@ -11,7 +11,7 @@ FUZZJOBS ?= 2
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/bursar-dev/bursar/internal/cli.Version=$(VERSION)
 
-.PHONY: all setup build test unit fuzz bench lint demo soak release image clean
+.PHONY: all setup build test unit fuzz bench lint demo soak release image clean e2e
 
 all: build
 
@@ -41,6 +41,14 @@ unit:
 fuzz:
 	FUZZJOBS=$(FUZZJOBS) bash scripts/fuzz.sh $(FUZZTIME)
 
+## e2e: the end-to-end tests (TestE2E…, build tag e2e) against a real etcd, kube-apiserver and
+## kube-scheduler, built once by scripts/setup-kube.sh into the user cache (E2E_PKGS narrows them)
+# The packages that hold end-to-end tests (files tagged e2e), so that no other test binary is built.
+E2E_PKGS ?= $(addprefix ./,$(sort $(dir $(shell grep -rl --include='*_test.go' '^//go:build e2e' cmd deploy e2e internal))))
+e2e: setup
+	bash scripts/setup-kube.sh
+	BURSAR_REQUIRE_KUBE=1 $(GO) test -tags "$(TAGS) e2e" -count=1 -timeout 30m -run E2E $(E2E_PKGS)
+
 ## bench: print the benchmark figures the issues ask for, each beside its baseline from the same run
 bench: setup
 	$(GO) test -run '^$$' -bench PublishToHandler -benchtime 3x ./internal/bus
@@ -54,6 +62,8 @@ bench: setup
 	$(GO) test -run '^$$' -bench Replay -benchtime 1x ./internal/replay
 	$(GO) test -run '^$$' -bench Serving -benchtime 1x -timeout 30m ./internal/replay
 	$(GO) test -run '^$$' -bench JobsReplay -benchtime 1x -timeout 30m ./internal/jobreplay
+	$(GO) test -run '^$$' -bench Anomalies -benchtime 1x -timeout 20m ./internal/anomaly/benchmark
+	$(GO) test -run '^$$' -bench Forecast -benchtime 1x -timeout 20m ./internal/forecast/bench
 	$(GO) test -run '^$$' -bench 'AWSPriceListBody|SkyPilotMemory' -benchtime 1x ./internal/pricesource
 
 ## lint: vet and formatting

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/bursar-dev/bursar/internal/bus"
@@ -98,7 +99,8 @@ func open(ctx context.Context, cmd *cobra.Command, g *cli.Globals) (report.Repor
 	if err != nil {
 		return nil, nil, err
 	}
-	return report.Open(ctx, report.Source{DSN: g.ClickHouse, DataDir: g.DataDir, NATSURL: g.NATSURL(), NATS: natsOpts, Log: log})
+	return report.Open(ctx, report.Source{DSN: g.ClickHouse, DataDir: g.DataDir, NATSURL: g.NATSURL(), NATS: natsOpts, Log: log,
+		Verify: func(nc *nats.Conn) error { return g.CheckServerAuth(nc, log) }})
 }
 
 // emit writes the chart (when asked) and the result.

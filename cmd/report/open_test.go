@@ -8,12 +8,14 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/bursar-dev/bursar/internal/cli"
+	"github.com/bursar-dev/bursar/internal/health/healthtest"
 	"github.com/bursar-dev/bursar/internal/slack/slacktest"
 	"github.com/bursar-dev/bursar/internal/store"
 )
@@ -203,5 +205,88 @@ func TestServeOncePostsToSlack(t *testing.T) {
 	}
 	if !strings.Contains(out, "## ") || len(slack.Messages()) != 2 {
 		t.Errorf("serve --dry-run posted (%d messages now) or printed nothing:\n%s", len(slack.Messages()), out)
+	}
+}
+
+// noSlackChild marks the process that runs TestServeWithoutSlackIdlesHealthy's body.
+const noSlackChild = "BURSAR_TEST_NO_SLACK_CHILD"
+
+// TestServeWithoutSlackIdlesHealthy: Slack is optional, but "report serve" exited without a bot
+// token, so the chart's default report Deployment crash-looped. With Slack left out it keeps
+// serving its probes and metrics, ready while the history opens, runs no report, and says why
+// once; a half-configured Slack, and --once (a CronJob that is there to post), are still
+// refused at start.
+// It runs in a process of its own: libchdb keeps the first data path a process opens.
+func TestServeWithoutSlackIdlesHealthy(t *testing.T) {
+	if os.Getenv(noSlackChild) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestServeWithoutSlackIdlesHealthy$", "-test.count=1")
+		cmd.Env = append(os.Environ(), noSlackChild+"=1")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "PASS") {
+			t.Fatalf("the test in its own process: %v\n%s", err, out)
+		}
+		return
+	}
+	dataDir := t.TempDir()
+	st, err := store.Open(context.Background(), store.Config{DataDir: dataDir, Owner: "report test"})
+	if err != nil {
+		t.Fatalf("making a store to report on: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"BURSAR_SLACK_BOT_TOKEN", "BURSAR_SLACK_BOT_TOKEN_FILE", "BURSAR_SLACK_CHANNEL"} {
+		t.Setenv(k, "")
+	}
+	common := []string{"serve", "--report", "cost", "--schedule", "* * * * *", "--data-dir", dataDir, "--nats", noNATS, "--fleet", ""}
+	addr := healthtest.FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var log bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		root := newRoot(&cli.Globals{})
+		root.SetOut(&log)
+		root.SetErr(&log)
+		root.SetArgs(append(common, "--metrics-listen", addr))
+		done <- root.ExecuteContext(ctx)
+	}()
+	base := "http://" + addr
+	healthtest.Await(t, base+"/readyz", http.StatusOK)
+	healthtest.Await(t, base+"/livez", http.StatusOK)
+	if _, body := healthtest.Get(base + "/metrics"); !strings.Contains(body, "bursar_build_info{") || strings.Contains(body, "bursar_report_runs_total{") {
+		t.Errorf("/metrics without Slack: want bursar_build_info and no report run:\n%s", body)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("serve without Slack exited: %v\n%s", err, log.String())
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve without Slack, stopped: %v", err)
+	}
+	if n := strings.Count(log.String(), "no Slack configured"); n != 1 {
+		t.Errorf("serve without Slack said why %d times, want once:\n%s", n, log.String())
+	}
+
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string
+	}{
+		{"a token and no channel", map[string]string{"BURSAR_SLACK_BOT_TOKEN": "xoxb-test"}, nil, "BURSAR_SLACK_CHANNEL"},
+		{"a channel and no token", map[string]string{"BURSAR_SLACK_CHANNEL": "C0REPORTS"}, nil, "BURSAR_SLACK_BOT_TOKEN_FILE"},
+		{"--once", nil, []string{"--once"}, "BURSAR_SLACK_BOT_TOKEN_FILE"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			_, err := execute(t, append(append(common, "--metrics-listen", ""), tt.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("serve = %v, want an error naming %s", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -37,7 +37,9 @@ func newServeCmd(g *cli.Globals) *cobra.Command {
 		Long: `serve runs the named reports on a cron schedule (five fields, UTC) over the --period before each
 run, and posts each to Slack with its chart attached. Slack comes from the environment:
 BURSAR_SLACK_CHANNEL and BURSAR_SLACK_BOT_TOKEN (or BURSAR_SLACK_BOT_TOKEN_FILE), a bot with
-chat:write and files:write.
+chat:write and files:write. With neither set, Slack is left out: serve runs and posts no report,
+says so once in its log, and keeps its endpoints up (a Deployment of it stays healthy); one
+without the other is refused.
 
 --once runs the reports now, posts them and exits (non-zero when one failed): run it from a
 scheduler of your own, such as a Kubernetes CronJob, instead of keeping serve up. --dry-run runs
@@ -107,7 +109,12 @@ func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
 	if _, err := s.Parse(time.Now()); err != nil {
 		return err
 	}
-	if !o.dryRun {
+	if !o.once && !o.dryRun && slackLeftOut() {
+		log.Warn("report serve: no Slack configured (BURSAR_SLACK_BOT_TOKEN_FILE and BURSAR_SLACK_CHANNEL are unset), so the schedule " +
+			"runs and posts no report; serving /metrics, /livez and /readyz (and the console, with --console-listen) only. " +
+			"Set both to post reports on the schedule; run a report by hand with \"report cost\" and the like")
+		s = nil
+	} else if !o.dryRun {
 		if s.Poster, err = slackFromEnv(); err != nil {
 			return err
 		}
@@ -115,18 +122,33 @@ func runServe(cmd *cobra.Command, g *cli.Globals, o serveOptions) error {
 	if o.once || o.dryRun {
 		return s.Once(cmd.Context(), time.Now().UTC())
 	}
-	if err := checkSlackToken(cmd.Context(), log); err != nil {
-		return err
+	if s != nil {
+		if err := checkSlackToken(cmd.Context(), log); err != nil {
+			return err
+		}
 	}
-	return schedule(cmd, g, s, o, fl)
+	return schedule(cmd, g, s, o, fl, log)
 }
 
-// schedule runs s on its schedule beside the probes and metrics endpoint. Ready means the
-// reports' history can be opened now (its owner answers over NATS, or the store opens), which
-// is what the next run will need.
-func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, o serveOptions, fl *fleet.Config) error {
+// slackLeftOut reports whether Slack is left out altogether: neither a bot token nor a
+// channel. Slack is optional, so serve then keeps its endpoints up with nothing scheduled,
+// rather than exit and have a Deployment restart it forever; a half-configured Slack (one of
+// the two) is still an error, since it is a mistake and not a choice.
+func slackLeftOut() bool {
+	for _, name := range []string{"BURSAR_SLACK_BOT_TOKEN", "BURSAR_SLACK_BOT_TOKEN_FILE", "BURSAR_SLACK_CHANNEL"} {
+		if os.Getenv(name) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// schedule runs s on its schedule beside the probes and metrics endpoint; a nil s schedules
+// nothing (Slack left out). Ready means the reports' history can be opened now (its owner
+// answers over NATS, or the store opens), which is what the next run will need.
+func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, o serveOptions, fl *fleet.Config, log *slog.Logger) error {
 	reg := cli.NewRegistry()
-	s.Metrics = report.NewServeMetrics(reg)
+	metrics := report.NewServeMetrics(reg)
 	history := health.Check{Name: "history", Run: func(ctx context.Context) error {
 		_, closeFn, err := open(ctx, cmd, g)
 		if err != nil {
@@ -137,7 +159,7 @@ func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, o serveOp
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	var group run.Group
-	group.Add(func() error { return health.Serve(ctx, o.metricsListen, reg, []health.Check{history}, s.Log) }, func(error) { cancel() })
+	group.Add(func() error { return health.Serve(ctx, o.metricsListen, reg, []health.Check{history}, log) }, func(error) { cancel() })
 	if o.console.Addr != "" {
 		serve, closeFn, err := consolePart(ctx, cmd, g, o.console, fl)
 		if err != nil {
@@ -146,7 +168,12 @@ func schedule(cmd *cobra.Command, g *cli.Globals, s *report.Scheduler, o serveOp
 		defer closeFn()
 		group.Add(func() error { return serve(ctx) }, func(error) { cancel() })
 	}
-	group.Add(func() error { return s.Start(ctx, func() time.Time { return time.Now().UTC() }) }, func(error) { cancel() })
+	if s != nil {
+		s.Metrics = metrics
+		group.Add(func() error { return s.Start(ctx, func() time.Time { return time.Now().UTC() }) }, func(error) { cancel() })
+	} else {
+		group.Add(func() error { <-ctx.Done(); return nil }, func(error) { cancel() })
+	}
 	return group.Run()
 }
 
@@ -157,7 +184,6 @@ func checkSlackToken(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	cfg.APIURL = os.Getenv("BURSAR_SLACK_API_URL")
 	api, _ := islack.Config{BotToken: cfg.BotToken, APIURL: cfg.APIURL}.Client()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -171,13 +197,12 @@ func checkSlackToken(ctx context.Context, log *slog.Logger) error {
 }
 
 // slackFromEnv builds the poster from the BURSAR_SLACK_* variables internal/slack reads (secrets
-// never come from flags). BURSAR_SLACK_API_URL points it at a stand-in for slack.com/api.
+// never come from flags).
 func slackFromEnv() (*islack.ReportPoster, error) {
 	cfg, err := islack.ConfigFromEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
-	cfg.APIURL = os.Getenv("BURSAR_SLACK_API_URL")
 	p, err := islack.NewReportPoster(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("report serve posts to Slack: %w; or use --dry-run to print", err)

@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
@@ -43,26 +44,14 @@ var types = map[string]func() any{
 	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
 	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
 	"monitoring.coreos.com/v1/ServiceMonitor":         func() any { return &monitoringv1.ServiceMonitor{} },
+	"networking.k8s.io/v1/Ingress":                    func() any { return &networkingv1.Ingress{} },
 }
 
 // render renders the chart with values over its defaults and decodes every object strictly:
 // a field its type does not have fails the test. It returns the objects by kind/name.
 func render(t *testing.T, values string) map[string]any {
 	t.Helper()
-	ch, err := loader.Load(chartDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := common.ReadValues([]byte(values))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "bursar", Namespace: "bursar", IsInstall: true},
-		common.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, rv)
+	files, err := renderFiles(t, values)
 	if err != nil {
 		t.Fatalf("rendering: %v", err)
 	}
@@ -77,6 +66,26 @@ func render(t *testing.T, values string) map[string]any {
 		}
 	}
 	return objs
+}
+
+// renderFiles renders the chart as "helm template" does, checking the values against
+// values.schema.json first: the rendered text by template file, or the error helm would print.
+func renderFiles(t *testing.T, values string) (map[string]string, error) {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := common.ReadValues([]byte(values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "bursar", Namespace: "bursar", IsInstall: true},
+		common.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(ch, rv)
 }
 
 func decode(t *testing.T, where string, doc []byte) (string, any) {
@@ -111,11 +120,13 @@ func decode(t *testing.T, where string, doc []byte) (string, any) {
 var valueSets = map[string]string{
 	"defaults": "",
 	"everything": `
-slack: {secret: bursar-slack, channel: C0ALERTS}
+slack: {secret: bursar-slack, channel: C0ALERTS, mode: http}
 nats: {tlsCASecret: nats-ca}
 kube: {kubeconfigSecret: bursar-kubeconfigs}
 arbiter:
   slackListen: ":8080"
+  slackIngress: {enabled: true, className: nginx, host: bursar.example.com, tls: {secretName: bursar-tls},
+    annotations: {cert-manager.io/cluster-issuer: letsencrypt}}
   fleet:
     locations:
       - {name: home, provider: aws, region: us-east-1, actuator: {kind: kubernetes, namespace: inference}}
@@ -182,7 +193,7 @@ func TestArbiterIsHighlyAvailableAndProbed(t *testing.T) {
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
-	for _, k := range []string{"BURSAR_CLICKHOUSE_PASSWORD_FILE", "BURSAR_SLACK_BOT_TOKEN_FILE", "BURSAR_NATS_CREDS"} {
+	for _, k := range []string{"BURSAR_CLICKHOUSE_PASSWORD_FILE", "BURSAR_SLACK_BOT_TOKEN_FILE", "BURSAR_NATS_NKEY"} {
 		if !strings.HasPrefix(env[k], "/var/run/secrets/bursar/") {
 			t.Errorf("%s = %q, want a file mounted from a Secret", k, env[k])
 		}
@@ -193,8 +204,8 @@ func TestArbiterIsHighlyAvailableAndProbed(t *testing.T) {
 		}
 	}
 	pdb := objs["PodDisruptionBudget/bursar-arbiter"].(*policyv1.PodDisruptionBudget)
-	if pdb.Spec.MinAvailable.IntValue() != 1 {
-		t.Errorf("PDB minAvailable = %v, want 1", pdb.Spec.MinAvailable)
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
+		t.Errorf("PDB = %+v, want maxUnavailable 1", pdb.Spec)
 	}
 	if _, ok := objs["CronJob/bursar-report"]; !ok {
 		t.Error("report.mode cronjob rendered no CronJob")

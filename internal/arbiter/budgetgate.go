@@ -102,6 +102,14 @@ func (b *Budgets) Position() ([]budget.Status, []budget.Interval) {
 	return b.gate.Statuses(), b.ledger.Running()
 }
 
+// Intervals returns the priced replica intervals that overlap [since, ∞), the open ones still
+// running, for the spend counter (system.SpendMetrics).
+func (b *Budgets) Intervals(since time.Time) []budget.Interval {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ledger.Intervals(since)
+}
+
 // Policies returns the budget policies in force, as the store holds them now.
 func (b *Budgets) Policies() []budget.Policy { return b.gate.Policies() }
 
@@ -164,14 +172,21 @@ func (b *Budgets) checkReady() {
 	}
 }
 
-// earliest is the start of the longest period a policy can have (a week may begin last month).
+// forecastHistory is how much spend before the longest period starts the budgets keep: the
+// forecast (internal/forecast) learns its hour-of-week profile and its own error from it, so a
+// month's forecast is seasonal from the month's first day, not only after a week of it. Actual
+// spend still counts from each period's start (budget.Measure).
+const forecastHistory = 14 * 24 * time.Hour
+
+// earliest is the start of the spend the budgets keep: the longest period a policy can have (a
+// week may begin last month) and forecastHistory before it.
 func earliest(t time.Time) time.Time {
 	w, _ := budget.Bounds(budget.Week, t)
 	m, _ := budget.Bounds(budget.Month, t)
 	if w.Before(m) {
-		return w
+		m = w
 	}
-	return m
+	return m.Add(-forecastHistory)
 }
 
 // follow replays the FLEET stream's replica.state and budget.alert events from the start of the

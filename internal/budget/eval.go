@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/forecast"
 )
 
 // Bounds returns the calendar period holding t, in UTC: [start, end).
@@ -70,7 +71,14 @@ type Spend struct {
 	PeriodEnd   time.Time
 	Actual      float64 // spent from the period's start to now
 	BurnPerHour float64 // what the scope's running replicas cost per hour now
-	Forecast    float64 // Actual plus the burn rate until the period ends
+	// Forecast is Actual plus what the scope is expected to spend until the period ends
+	// (internal/forecast, from the hourly spend of the intervals given); with under four days of
+	// them, Linear.
+	Forecast float64
+	Low      float64 // the forecast's 80 % interval (with too short a history: the range seen)
+	High     float64
+	Linear   float64 // Actual plus the burn rate until the period ends
+	Model    string  // which forecast gave Forecast: forecast.Weekly, Daily or BurnRate
 }
 
 // Of returns the spend on the threshold's basis.
@@ -82,8 +90,10 @@ func (s Spend) Of(b Basis) float64 {
 }
 
 // Measure computes the policy's spend at now from the intervals given: the exact cost of every
-// interval in scope since the period started, and a forecast that the replicas running now keep
-// running at their price until the period ends.
+// interval in scope since the period started, the burn-rate forecast that the replicas running
+// now keep running at their price until the period ends, and the seasonal forecast of
+// internal/forecast from the hourly spend of the intervals in scope (as far back as they go, at
+// most historyLimit). The arbiter's ledger keeps the intervals of the periods it evaluates.
 func Measure(p Policy, ivs []Interval, now time.Time) Spend {
 	start, end := Bounds(p.Period, now)
 	s := Spend{PeriodStart: start, PeriodEnd: end}
@@ -96,8 +106,63 @@ func Measure(p Policy, ivs []Interval, now time.Time) Spend {
 			s.BurnPerHour += iv.USDPerHour * iv.count()
 		}
 	}
-	s.Forecast = s.Actual + s.BurnPerHour*end.Sub(now).Hours()
+	s.Linear = s.Actual + s.BurnPerHour*end.Sub(now).Hours()
+	s.Forecast, s.Low, s.High, s.Model = s.Linear, s.Linear, s.Linear, forecast.BurnRate
+	f, err := forecast.Sum(scopeHistory(p.Scope, ivs, now), forecast.Period{Start: start, End: end, Now: now})
+	if err != nil {
+		return s // only a history built wrong errs: the burn rate stands
+	}
+	if f.Model != forecast.BurnRate { // under forecast.MinHistoryHours, the exact burn rate stands
+		s.Forecast, s.Model = s.Actual+f.Expected-f.Spent, f.Model
+	}
+	s.Low, s.High = s.Actual+f.Low-f.Spent, s.Actual+f.High-f.Spent
 	return s
+}
+
+// historyLimit is how far back the forecast reads the intervals: twelve weeks give a month-end
+// forecast enough backtest origins.
+const historyLimit = 12 * 7 * 24 * time.Hour
+
+// scopeHistory is the hourly spend of the intervals in scope, from the hour the earliest began
+// (no earlier than historyLimit before now) to now.
+func scopeHistory(sc Scope, ivs []Interval, now time.Time) forecast.History {
+	from := now
+	for _, iv := range ivs {
+		if iv.From.Before(from) && sc.Matches(iv.Workload, iv.Team, iv.Provider, iv.Location) {
+			from = iv.From
+		}
+	}
+	from = later(from, now.Add(-historyLimit)).UTC().Truncate(time.Hour)
+	h := forecast.History{Start: from, Values: make([]float64, forecast.Hours(from, now))}
+	for _, iv := range ivs {
+		if !sc.Matches(iv.Workload, iv.Team, iv.Provider, iv.Location) {
+			continue
+		}
+		to := now
+		if !iv.To.IsZero() && iv.To.Before(now) {
+			to = iv.To
+		}
+		first := max(0, int(iv.From.Sub(from)/time.Hour))
+		for i := first; i < len(h.Values) && from.Add(time.Duration(i)*time.Hour).Before(to); i++ {
+			a := from.Add(time.Duration(i) * time.Hour)
+			h.Values[i] += iv.Cost(a, earlier(a.Add(time.Hour), now))
+		}
+	}
+	return h
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // lineState is what the Tracker remembers of one threshold line in one period.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/events"
+	"github.com/bursar-dev/bursar/internal/forecast"
 )
 
 var t0 = time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) // a Thursday
@@ -64,6 +65,9 @@ func TestMeasure(t *testing.T) {
 			if !near(s.Actual, tt.wantActual) || !near(s.BurnPerHour, tt.wantBurn) || !near(s.Forecast, tt.wantForecast) {
 				t.Errorf("Measure = actual %v burn %v forecast %v; want %v %v %v",
 					s.Actual, s.BurnPerHour, s.Forecast, tt.wantActual, tt.wantBurn, tt.wantForecast)
+			}
+			if s.Model != forecast.BurnRate || !near(s.Linear, s.Forecast) {
+				t.Errorf("model %q linear %v: hours of history forecast by the burn rate", s.Model, s.Linear)
 			}
 			if !s.PeriodStart.Equal(t0) || !s.PeriodEnd.Equal(t0.AddDate(0, 0, 1)) {
 				t.Errorf("period = %v..%v", s.PeriodStart, s.PeriodEnd)
@@ -172,5 +176,40 @@ func TestLedgerIntervalsPriceTheFleet(t *testing.T) {
 	l.Prune(t0.Add(4*time.Hour + 30*time.Minute))
 	if n := len(l.Intervals(t0)); n != 2 {
 		t.Errorf("after prune %d intervals, want the one ending at 05:00 and the open one (%v)", n, fmt.Sprint(l.Intervals(t0)))
+	}
+}
+
+// TestMeasureForecastsTheWeek: a workload that runs on weekdays from 08:00 to 20:00. At 03:00
+// nothing runs, so the burn rate says the month ends where it stands; the seasonal forecast
+// knows the working days left.
+func TestMeasureForecastsTheWeek(t *testing.T) {
+	var ivs []Interval
+	monthEnd := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	want := 0.0 // December's spend
+	for d := t0.AddDate(0, 0, -60); d.Before(monthEnd); d = d.AddDate(0, 0, 1) {
+		if d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+			continue
+		}
+		iv := Interval{Workload: "llm", Count: 2, USDPerHour: 5, From: d.Add(8 * time.Hour), To: d.Add(20 * time.Hour)}
+		ivs = append(ivs, iv)
+		want += iv.Cost(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), monthEnd)
+	}
+	now := t0.AddDate(0, 0, 7).Add(3 * time.Hour) // Thursday 10 December, 03:00
+	p := Policy{Name: "llm", Scope: Scope{Workload: "llm"}, Period: Month, Limit: 5000}
+	var past []Interval
+	for _, iv := range ivs {
+		if iv.From.Before(now) {
+			past = append(past, iv)
+		}
+	}
+	s := Measure(p, past, now)
+	if s.Model != forecast.Weekly || math.Abs(s.Forecast-want) > 0.01*want {
+		t.Errorf("forecast %.2f by %q, want %.2f by the weekly model", s.Forecast, s.Model, want)
+	}
+	if !near(s.Linear, s.Actual) || s.Actual > want/2 {
+		t.Errorf("actual %.2f linear %.2f: nothing runs at 03:00, the burn-rate forecast is what was spent", s.Actual, s.Linear)
+	}
+	if s.Low > want+1e-6 || s.High < want-1e-6 {
+		t.Errorf("interval %.2f..%.2f does not hold %.2f", s.Low, s.High, want)
 	}
 }

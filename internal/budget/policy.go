@@ -29,7 +29,8 @@ const (
 )
 
 // Basis says which spend a threshold watches: what was spent so far, or what will have been spent
-// by the end of the period at the current burn rate.
+// by the end of the period (the forecast of internal/forecast; the current burn rate while the
+// history is short).
 type Basis string
 
 // The bases of a threshold.

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,8 @@ type Globals struct {
 	LogFormat  string
 	LogLevel   string
 	Auth       NATSAuth // credentials and TLS for NATS
+
+	insecureTold atomic.Bool // CheckServerAuth warned of --nats-insecure
 }
 
 // Bind adds the global flags to cmd as persistent flags. natsHelp explains what an empty --nats

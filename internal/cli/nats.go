@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,6 +21,8 @@ import (
 type NATSAuth struct {
 	Creds, Nkey, User, PasswordFile string
 	TLSCA, TLSCert, TLSKey          string
+	// Insecure accepts a server that requires no authentication (--nats-insecure).
+	Insecure bool
 }
 
 func (a *NATSAuth) bind(f *pflag.FlagSet) {
@@ -30,6 +33,8 @@ func (a *NATSAuth) bind(f *pflag.FlagSet) {
 	f.StringVar(&a.TLSCA, "nats-tls-ca", "", "CA bundle that signs the NATS server's certificate (env BURSAR_NATS_TLS_CA)")
 	f.StringVar(&a.TLSCert, "nats-tls-cert", "", "TLS certificate: the client's for a NATS server, the embedded server's for \"arbiter run\" (env BURSAR_NATS_TLS_CERT)")
 	f.StringVar(&a.TLSKey, "nats-tls-key", "", "key of --nats-tls-cert (env BURSAR_NATS_TLS_KEY)")
+	f.BoolVar(&a.Insecure, "nats-insecure", false, "connect even to a NATS server that requires no authentication, where any client can act as any role "+
+		"(publish prices and reclaims, approve budgets, take the leader lease); only for a throwaway test server (env BURSAR_NATS_INSECURE)")
 }
 
 // NATSCredsDir is where the embedded server of "arbiter run" keeps the roles' keys.
@@ -66,10 +71,44 @@ func (g *Globals) Dial(ctx context.Context, url, role, name string, log *slog.Lo
 		url = g.NATSURL()
 	}
 	nc, js, err := bus.Connect(ctx, url, name, log, opts...)
+	if errors.Is(err, nats.ErrNkeysNotSupported) {
+		// nats.go refuses to send an nkey to a server that asked for no authentication, before
+		// CheckServerAuth could say what that means.
+		return nil, nil, fmt.Errorf("%w: the NATS server at %s requires no authentication, so any client can act as any "+
+			"Bursar role there; configure accounts and users on it (deploy/nats/accounts.conf, docs/deploy.md step 1), or, "+
+			"on a throwaway test server, connect without credentials and pass --nats-insecure", err, bus.Redact(url))
+	}
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := g.CheckServerAuth(nc, log); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
 	return nc, bus.ForRole(role, js), nil
+}
+
+// CheckServerAuth refuses a connection to a server that asked for no authentication, unless
+// --nats-insecure. A successful connect proves nothing: nats-server accepts a client's
+// credentials when it has no users configured (nats-server#4324), so without this check every
+// program would run, and no role's permissions would be enforced. The server's INFO says
+// whether it required authentication. With --nats-insecure such a server is accepted, and
+// said once.
+func (g *Globals) CheckServerAuth(nc *nats.Conn, log *slog.Logger) error {
+	if nc.AuthRequired() {
+		return nil
+	}
+	url := bus.Redact(nc.ConnectedUrl())
+	if !g.Auth.Insecure {
+		return fmt.Errorf("the NATS server at %s requires no authentication: any client that reaches it can act as any "+
+			"Bursar role (publish prices and reclaims, approve budgets, take the leader lease), and the per-role "+
+			"permissions of docs/security.md are not enforced. Configure accounts and users on it (deploy/nats/accounts.conf, "+
+			"docs/deploy.md step 1), or pass --nats-insecure (env BURSAR_NATS_INSECURE) to accept that risk on a test server", url)
+	}
+	if g.insecureTold.CompareAndSwap(false, true) {
+		log.Warn("--nats-insecure: the NATS server requires no authentication; any client that reaches it can act as any role", "url", url)
+	}
+	return nil
 }
 
 // NATSOptions are role's connection options from the flags, for code that connects itself.

@@ -20,7 +20,11 @@ type Source struct {
 	DataDir string
 	NATSURL string        // where the embedded store's owner answers queries
 	NATS    []nats.Option // credentials and TLS for NATSURL (cli.Globals.NATSOptions)
-	Log     *slog.Logger
+	// Verify, when set, judges the server once connected (cli.Globals.CheckServerAuth): its
+	// error is returned as it is, with no fallback to the store, since a server that is refused
+	// must not be mistaken for one that is not there.
+	Verify func(*nats.Conn) error
+	Log    *slog.Logger
 }
 
 // Open returns what runs reports on the history and a function that releases it; it reads an existing
@@ -42,6 +46,12 @@ func Open(ctx context.Context, src Source) (Reporter, func() error, error) {
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	nc, _, nerr := bus.Connect(dctx, src.NATSURL, "report", src.Log, src.NATS...)
+	if nerr == nil && src.Verify != nil {
+		if err := src.Verify(nc); err != nil {
+			nc.Close()
+			return nil, nil, err
+		}
+	}
 	if nerr == nil {
 		c, err := Dial(dctx, nc)
 		if err == nil {

@@ -50,9 +50,9 @@ type Request struct {
 	Plan string `json:"plan,omitempty"`
 }
 
-// Reports are the reports a Request can name: Named (those a schedule runs) plus budget, focus
-// and reconcile, and the console's views of what the arbiter did (History).
-var Reports = append(append(slices.Clone(Named), "budget", "focus", "reconcile"), History...)
+// Reports are the reports a Request can name: Named (those a schedule runs) plus budget,
+// forecast, focus and reconcile, and the console's views of what the arbiter did (History).
+var Reports = append(append(slices.Clone(Named), "budget", "forecast", "focus", "reconcile"), History...)
 
 // History are the reports of the arbiter's decisions and the fleet they left: one row per plan,
 // per hold, per group of replicas. They take filters but no grouping (by).
@@ -243,6 +243,8 @@ func Run(ctx context.Context, q Querier, r Request) (*Result, error) {
 		return Commitments(ctx, q, CommitOptions{Options: o, Percentile: r.Percentile, Discount: r.Discount})
 	case "budget":
 		return Budget(ctx, q, r.Policies, o)
+	case "forecast":
+		return Forecast(ctx, q, r.Policies, o)
 	case "focus":
 		return FOCUS(ctx, q, o)
 	case "reconcile":

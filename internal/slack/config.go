@@ -21,7 +21,7 @@ type Config struct {
 	BotToken      string // xoxb-…: chat.postMessage, chat.update (BURSAR_SLACK_BOT_TOKEN[_FILE])
 	SigningSecret string // verifies interaction requests (BURSAR_SLACK_SIGNING_SECRET[_FILE])
 	AppToken      string // xapp-…: Socket Mode, where no public endpoint exists (BURSAR_SLACK_APP_TOKEN[_FILE])
-	APIURL        string // tests only: a local stand-in for https://slack.com/api/
+	APIURL        string // a stand-in for https://slack.com/api/ (BURSAR_SLACK_API_URL): tests' fake Slack
 }
 
 // ConfigFromEnv reads the configuration with lookup (os.LookupEnv in production). Each secret may
@@ -29,6 +29,7 @@ type Config struct {
 func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
 	var c Config
 	c.Channel, _ = lookup("BURSAR_SLACK_CHANNEL")
+	c.APIURL, _ = lookup("BURSAR_SLACK_API_URL")
 	for _, s := range []struct {
 		name string
 		dst  *string

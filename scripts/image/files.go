@@ -52,7 +52,19 @@ func baseFiles(o Options) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(files, libs...), nil
+	files = append(files, libs...)
+	if o.Dpkg == nil {
+		return files, nil
+	}
+	records, err := packageRecords(libs, o.Dpkg)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := osRelease(o.OSRelease)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(files, records...), File{Path: "/etc/os-release", Data: rel, Mode: 0o644}), nil
 }
 
 // sharedLibraries lists the ELF interpreter and every library the binaries need, and what those

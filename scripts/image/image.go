@@ -29,6 +29,10 @@ type Options struct {
 	Chdb     string
 	Version  string
 	Created  time.Time
+	// Dpkg, when set, records the packages the carried libraries come from (dpkg.go), and
+	// OSRelease (the build machine's /etc/os-release) says which distribution they are from.
+	Dpkg      Dpkg
+	OSRelease string
 }
 
 // Build assembles the image and writes it.

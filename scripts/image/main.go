@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"time"
 )
@@ -22,7 +23,17 @@ func main() {
 	flag.StringVar(&o.CACerts, "ca", "/etc/ssl/certs/ca-certificates.crt", "CA bundle to carry as /etc/ssl/certs/ca-certificates.crt")
 	flag.StringVar(&o.Chdb, "chdb", "", "libchdb.so to carry (the embedded engine); empty: none, as a cluster with a ClickHouse server needs")
 	flag.StringVar(&o.Version, "version", "dev", "the version label")
+	dpkg := flag.Bool("dpkg", true, "record the Debian packages the carried libraries come from in /var/lib/dpkg/status.d, "+
+		"as distroless images do, so scanners see and version them (needs dpkg-query)")
+	flag.StringVar(&o.OSRelease, "os-release", "/etc/os-release", "the build machine's os-release, whose ID and VERSION_ID the image's says (with -dpkg)")
 	flag.Parse()
+	if *dpkg {
+		if _, err := exec.LookPath("dpkg-query"); err != nil {
+			fmt.Fprintln(os.Stderr, "image:", ErrNoDpkg)
+			os.Exit(2)
+		}
+		o.Dpkg = DpkgQuery{}
+	}
 	o.Binaries = flag.Args()
 	o.Created = time.Unix(0, 0).UTC()
 	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
