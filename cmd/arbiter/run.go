@@ -19,6 +19,7 @@ import (
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
 	"github.com/bursar-dev/bursar/internal/actuate/webhook"
 	"github.com/bursar-dev/bursar/internal/alert"
+	"github.com/bursar-dev/bursar/internal/anomalywatch"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/cli"
@@ -125,6 +126,13 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 	var group run.Group
 	web := console.Options{Access: o.console}
 	web.Access.DataDir = g.DataDir
+	web.AnomalyAnswers = func(ctx context.Context) (map[string]string, error) {
+		kv, err := inf.JS.KeyValue(ctx, bus.BucketAnomalyAnswers)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w", bus.BucketAnomalyAnswers, err)
+		}
+		return anomalywatch.Words(ctx, kv)
+	}
 	checks := []health.Check{health.NATS(inf.Conn), health.Streams(inf.JS, bus.Market, bus.Telemetry, bus.Fleet)}
 	if st := inf.Store; st != nil {
 		checks = append(checks, health.Store(st), health.Recorder(reg, health.RecorderGrace, time.Now))
@@ -154,8 +162,12 @@ func runArbiter(ctx context.Context, g *cli.Globals, o runOptions, log *slog.Log
 		if err != nil {
 			return err
 		}
-		sys, err := inf.System(cctx, system.Options{Arbiter: arbiter.Options{Config: cfg, Actuator: acts, Log: log,
-			Registry: reg, Identity: o.identity, LeaseTTL: o.leaseTTL}, Slack: sc, SlackListen: o.slackListen, Stale: o.stale})
+		so := system.Options{Arbiter: arbiter.Options{Config: cfg, Actuator: acts, Log: log,
+			Registry: reg, Identity: o.identity, LeaseTTL: o.leaseTTL}, Slack: sc, SlackListen: o.slackListen, Stale: o.stale}
+		if inf.Store != nil {
+			so.History = inf.Store // the anomaly detectors warm from the recorded spend
+		}
+		sys, err := inf.System(cctx, so)
 		if err != nil {
 			return err
 		}

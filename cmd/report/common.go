@@ -153,7 +153,7 @@ func notesToStderr(cmd *cobra.Command, format string, res *report.Result) {
 // defaultBy is each report's grouping when --by is not given, on the command line and in
 // "report serve".
 var defaultBy = map[string]string{"cost": "workload", "tokens": "workload,location", "savings": "workload",
-	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": "", "reconcile": "", "jobs": ""}
+	"idle": "location,gpu", "reclaims": "", "availability": "workload", "commitments": "", "reconcile": "", "jobs": "", "anomalies": ""}
 
 // reportCmd builds a report command: request, when not nil, adds the report's own flags to the
 // request for the options (nil: report use with the common flags only).

@@ -74,7 +74,13 @@ func consolePart(ctx context.Context, cmd *cobra.Command, g *cli.Globals, a cons
 		return nil, nil, err
 	}
 	a.DataDir = g.DataDir
-	srv, err := console.New(console.Options{Reports: r, Fleet: fl, Policies: policies(ctx, cmd, g, log), Access: a, Log: log})
+	answers := func(ctx context.Context) (map[string]string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return readAnswers(ctx, g)
+	}
+	srv, err := console.New(console.Options{Reports: r, Fleet: fl, Policies: policies(ctx, cmd, g, log), Access: a, Log: log,
+		AnomalyAnswers: answers})
 	if err != nil {
 		_ = closeFn()
 		return nil, nil, err

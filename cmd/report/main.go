@@ -27,7 +27,7 @@ It reads the ClickHouse server named by --clickhouse, or else asks the running a
 NATS, default 127.0.0.1:4222) for the embedded store it owns.`,
 		g, cli.DefaultNATS, "NATS URL of the running arbiter")
 	root.AddCommand(newConsoleCmd(g), newStreamsCmd(g), newCostCmd(g), newTokensCmd(g), newSavingsCmd(g), newIdleCmd(g),
-		newBudgetCmd(g), newForecastCmd(g), newReclaimsCmd(g), newAvailabilityCmd(g), newCommitmentsCmd(g), newFocusCmd(g), newImportBillingCmd(g),
+		newBudgetCmd(g), newForecastCmd(g), newReclaimsCmd(g), newAnomaliesCmd(g), newAvailabilityCmd(g), newCommitmentsCmd(g), newFocusCmd(g), newImportBillingCmd(g),
 		newReconcileCmd(g), newJobsCmd(g), newServeCmd(g))
 	root.Example = `  report cost --period 7d
   report availability --by workload -o json`

@@ -27,6 +27,8 @@ func TestHelpTeachesEveryReport(t *testing.T) {
 			"replicas.min", "--target capacity", "available_pct_of_capacity", "unserved_pct", "target_met"}},
 		{"jobs", []string{"table, json, yaml, csv or markdown", "--job", "--team", "deadline_met", "on_demand_usd", "lost_h"}},
 		{"forecast", []string{"table, json, yaml, csv or markdown", "80 %", "backtested error", "burn-rate", "--history"}},
+		{"anomalies", []string{"table, json, yaml, csv or markdown", "detect_min", "impact_usd", "moved", "answer",
+			"#usd-per-gpu-hour", "--period"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -143,13 +143,13 @@ func BudgetPermissions(user string) *server.Permissions {
 }
 
 // reportReads is what report may ask JetStream: the state of every stream (report streams),
-// and reads of the budget and placement buckets.
+// and reads of the budget, placement and anomaly answer buckets.
 func reportReads() []string {
 	var pub []string
 	for _, s := range []string{Market, Telemetry, Fleet, DLQ} {
 		pub = append(pub, streamInfo(s))
 	}
-	for _, b := range []string{BucketBudgets, BucketPlacement} {
+	for _, b := range []string{BucketBudgets, BucketPlacement, BucketAnomalyAnswers} {
 		pub = append(pub, readBucket(b)...)
 	}
 	return pub

@@ -146,6 +146,7 @@ func Buckets(o Options) []jetstream.KeyValueConfig {
 		{Bucket: BucketLeases, Description: "leader leases per partition", History: 1,
 			TTL: o.LeaseTTL, Replicas: o.Replicas, Storage: jetstream.FileStorage, MaxBytes: o.BucketMaxBytes, MaxValueSize: o.BucketMaxValue},
 		jobsBucket(o),
+		anomalyAnswersBucket(o),
 	}
 }
 

@@ -27,7 +27,10 @@ type Options struct {
 	Policies func() []budget.Policy
 	// Approvals decides holds; nil shows holds read-only (report serve).
 	Approvals Approvals
-	Access    Access
+	// AnomalyAnswers reads the answers given to cost anomalies, by cause (anomalywatch.Words);
+	// nil: the anomalies page says the console cannot show them.
+	AnomalyAnswers func(context.Context) (map[string]string, error)
+	Access         Access
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -113,6 +116,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /approvals/{plan}/{verdict}", s.decideForm)
 	m.HandleFunc("GET /budgets", s.budgetsPage)
 	m.HandleFunc("GET /costs", s.costsPage)
+	m.HandleFunc("GET /anomalies", s.anomaliesPage)
 	m.HandleFunc("GET /api/v1/reports/{name}", s.apiReport)
 	m.HandleFunc("GET /api/v1/fleet", s.apiNamed("fleet"))
 	m.HandleFunc("GET /api/v1/decisions", s.apiNamed("decisions"))

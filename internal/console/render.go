@@ -20,7 +20,7 @@ var templateFiles embed.FS
 var staticFS embed.FS
 
 // pageNames are the pages, each a templates/<name>.html defining "content" inside the layout.
-var pageNames = []string{"fleet", "decisions", "decision", "approvals", "budgets", "costs", "login", "error"}
+var pageNames = []string{"fleet", "decisions", "decision", "approvals", "budgets", "costs", "anomalies", "login", "error"}
 
 // parsePages parses each page with the layout and the shared parts.
 func parsePages() (map[string]*template.Template, error) {
@@ -74,10 +74,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, status int, name s
 
 // pagePaths are where each page is read, for the login link after a POST; "" reads as /.
 var pagePaths = map[string]string{"decisions": "/decisions", "decision": "/decisions", "approvals": "/approvals",
-	"budgets": "/budgets", "costs": "/costs"}
+	"budgets": "/budgets", "costs": "/costs", "anomalies": "/anomalies"}
 
 var titles = map[string]string{"fleet": "Fleet", "decisions": "Decisions", "decision": "Decision", "approvals": "Approvals",
-	"budgets": "Budgets", "costs": "Costs", "login": "Log in", "error": "Error"}
+	"budgets": "Budgets", "costs": "Costs", "anomalies": "Cost anomalies", "login": "Log in", "error": "Error"}
 
 // fail shows a page's error: 400 with the parameter at fault, or 500.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {

@@ -69,7 +69,7 @@ func requests(t *testing.T) []Request {
 			r.Percentile, r.Discount = 20, 0.4
 		case "budget":
 			r.Policies = []budget.Policy{pol}
-		case "reclaims":
+		case "reclaims", "anomalies":
 			r.By = nil
 		case "jobs":
 			r.By, r.Jobs, r.Teams = nil, []string{"ft-a", "ft-b"}, []string{"research"}

@@ -149,7 +149,7 @@ func (s *Scheduler) Start(ctx context.Context, now func() time.Time) error {
 }
 
 // Named are the reports a schedule can run.
-var Named = []string{"cost", "tokens", "savings", "idle", "reclaims", "availability", "commitments", "jobs"}
+var Named = []string{"cost", "tokens", "savings", "idle", "reclaims", "availability", "commitments", "jobs", "anomalies"}
 
 // RunNamed runs one of Named with default settings.
 func RunNamed(ctx context.Context, q Querier, name string, o Options) (*Result, error) {
@@ -170,6 +170,8 @@ func RunNamed(ctx context.Context, q Querier, name string, o Options) (*Result, 
 		return Commitments(ctx, q, CommitOptions{Options: o})
 	case "jobs":
 		return Jobs(ctx, q, JobOptions{Options: o})
+	case "anomalies":
+		return Anomalies(ctx, q, o)
 	}
 	return nil, fmt.Errorf("no report named %q: want one of %s", name, strings.Join(Named, ", "))
 }

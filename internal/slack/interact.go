@@ -43,14 +43,34 @@ func ParseInteraction(body []byte) (slack.InteractionCallback, error) {
 // within five minutes and it was not seen before. A genuine request always gets 200 (Slack shows
 // an error to the user otherwise); what came of it is logged.
 type InteractionHandler struct {
-	verifier  *Verifier
-	approvals *Approvals
-	log       *slog.Logger
+	verifier *Verifier
+	buttons  ButtonHandler
+	log      *slog.Logger
 }
 
-// NewInteractionHandler returns the endpoint.
-func NewInteractionHandler(v *Verifier, a *Approvals, log *slog.Logger) *InteractionHandler {
-	return &InteractionHandler{verifier: v, approvals: a, log: log}
+// ButtonHandler takes a click on Bursar's buttons, and answers ErrNotAButton for one that is not
+// on its own. *Approvals and *Anomalies are ones; Buttons hands a click to several.
+type ButtonHandler interface {
+	Handle(ctx context.Context, cb slack.InteractionCallback) error
+}
+
+// Buttons hands a click to the first of its handlers that owns the button.
+type Buttons []ButtonHandler
+
+// Handle tries each handler in turn until one owns the button.
+func (bs Buttons) Handle(ctx context.Context, cb slack.InteractionCallback) error {
+	for _, b := range bs {
+		if err := b.Handle(ctx, cb); !errors.Is(err, ErrNotAButton) {
+			return err
+		}
+	}
+	return ErrNotAButton
+}
+
+// NewInteractionHandler returns the endpoint, handing verified clicks to b (approvals, and
+// anomalies' answers with Buttons).
+func NewInteractionHandler(v *Verifier, b ButtonHandler, log *slog.Logger) *InteractionHandler {
+	return &InteractionHandler{verifier: v, buttons: b, log: log}
 }
 
 func (h *InteractionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -75,7 +95,7 @@ func (h *InteractionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Slack wants an answer within 3 s; the work is a few API calls, done on the request's context.
-	if err := h.approvals.Handle(r.Context(), cb); err != nil {
+	if err := h.buttons.Handle(r.Context(), cb); err != nil {
 		h.log.Warn("slack interaction changed nothing", "user", cb.User.ID, "err", err)
 	}
 	w.WriteHeader(http.StatusOK)
@@ -90,11 +110,11 @@ type socketClient interface {
 // RunSocketMode takes interactions over Socket Mode, for installations with no public endpoint.
 // The WebSocket is opened with the app-level token, which authenticates Slack's side, so no
 // signature is checked; the same approver rules apply. It returns when ctx ends.
-func RunSocketMode(ctx context.Context, client *socketmode.Client, a *Approvals, log *slog.Logger) error {
+func RunSocketMode(ctx context.Context, client *socketmode.Client, a ButtonHandler, log *slog.Logger) error {
 	return runSocket(ctx, client, client.Events, a, log)
 }
 
-func runSocket(ctx context.Context, client socketClient, evs <-chan socketmode.Event, a *Approvals, log *slog.Logger) error {
+func runSocket(ctx context.Context, client socketClient, evs <-chan socketmode.Event, a ButtonHandler, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)

@@ -54,6 +54,11 @@ func (s *System) budgets(o Options) (*arbiter.Budgets, error) {
 	}
 	approvals := slack.NewApprovals(api, sc.Channel, bus.NewPublisher(ao.JS), now, log)
 	s.approvals = approvals
+	buttons := slack.Buttons{approvals}
+	if sc.Enabled() {
+		s.anomalyMsgs = s.anomalyMessages(api, sc.Channel, now, log)
+		buttons = append(buttons, s.anomalyMsgs)
+	}
 	b := arbiter.NewBudgets(arbiter.BudgetOptions{Config: ao.Config, JS: ao.JS, Approvals: SlackApprovals{approvals},
 		Clock: ao.Clock, Log: log, OnAlert: onAlert,
 		// The service is built after the budgets and before anything runs: it reports for both.
@@ -63,11 +68,11 @@ func (s *System) budgets(o Options) (*arbiter.Budgets, error) {
 	switch {
 	case !sc.Enabled():
 	case o.SlackListen != "":
-		h := slack.NewInteractionHandler(slack.NewVerifier(sc.SigningSecret, time.Now), approvals, log)
+		h := slack.NewInteractionHandler(slack.NewVerifier(sc.SigningSecret, time.Now), buttons, log)
 		s.parts = append(s.parts, func(ctx context.Context) error { return serveInteractions(ctx, o.SlackListen, h, log) })
 	default:
 		_, socket := sc.Client()
-		s.parts = append(s.parts, func(ctx context.Context) error { return slack.RunSocketMode(ctx, socket, approvals, log) })
+		s.parts = append(s.parts, func(ctx context.Context) error { return slack.RunSocketMode(ctx, socket, buttons, log) })
 	}
 	return b, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/bursar-dev/bursar/internal/alert"
+	"github.com/bursar-dev/bursar/internal/anomalywatch"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/slack"
 )
@@ -36,12 +37,20 @@ type Options struct {
 	// StandBy lets Start find another arbiter leading: the service then stands by and takes
 	// the lead in the Step that finds the lease free (arbiter.Service.Join).
 	StandBy bool
+	// History, when set, warms the cost anomaly detectors from the recorded spend at Run's start
+	// (the store; nil: they learn from nothing).
+	History anomalywatch.History
 }
 
 // System is the arbiter service and the parts that run beside it.
 type System struct {
 	Service *arbiter.Service
 	Budgets *arbiter.Budgets
+	// Anomalies watches the estate's cost for anomalies (internal/anomalywatch): Run runs it,
+	// a caller of Start ticks it.
+	Anomalies *anomalywatch.Watcher
+	// anomalyMsgs post the anomalies to Slack and take their answers; nil without Slack.
+	anomalyMsgs *slack.Anomalies
 	// approvals are the held plans' questions, asked in Slack and answered there or in the
 	// console (Approvals).
 	approvals *slack.Approvals
@@ -82,6 +91,9 @@ func New(ctx context.Context, o Options) (*System, error) {
 	}
 	b.Attach(svc)
 	s.Service, s.Budgets = svc, b
+	if err := s.watchAnomalies(ctx, o, svc, b); err != nil {
+		return nil, err
+	}
 	if err := s.alerts(o, svc.Leading); err != nil {
 		return nil, err
 	}
@@ -98,6 +110,12 @@ func (s *System) Run(ctx context.Context) error {
 	for _, p := range s.parts {
 		addContext(&g, ctx, p)
 	}
+	addContext(&g, ctx, func(ctx context.Context) error {
+		if err := s.Budgets.Ready(ctx); err != nil { // the budget scopes are watched from the start
+			return err
+		}
+		return s.Anomalies.Run(ctx)
+	})
 	addContext(&g, ctx, func(ctx context.Context) error {
 		if err := s.Budgets.Ready(ctx); err != nil {
 			return err
