@@ -55,9 +55,11 @@ func (a *Anomaly) ID() string {
 // Moved names the children that explain the anomaly, most first, for the cost.anomaly event:
 // where keys are "dimension=value" lists (team=search,workload=llm,...), a child's pairs that
 // the anomaly's own series key lacks ("workload=llm,location=aws-use1"); else the child's key.
+// A unit-price anomaly's key is its scope's with UnitPriceSuffix: the scope's dimensions are
+// dropped from its children as from the total's.
 func (a *Anomaly) Moved() []string {
 	own := map[string]bool{}
-	for _, d := range strings.Split(a.Series, ",") {
+	for _, d := range strings.Split(strings.TrimSuffix(a.Series, UnitPriceSuffix), ",") {
 		own[d] = true
 	}
 	out := make([]string, 0, len(a.Explanation))

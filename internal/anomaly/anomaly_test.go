@@ -291,21 +291,3 @@ func TestGapsAreSkipped(t *testing.T) {
 		}
 	}
 }
-
-func TestMovedNamesTheChildDimensions(t *testing.T) {
-	a := Anomaly{Series: "workload=llm", Start: epoch, Explanation: []Contribution{
-		{Series: "workload=llm,location=aws-use1,gpu_model=H100,market=on_demand"},
-		{Series: "workload=llm,location=aws-use2,gpu_model=H100,market=spot"},
-	}}
-	want := []string{"location=aws-use1,gpu_model=H100,market=on_demand", "location=aws-use2,gpu_model=H100,market=spot"}
-	if got := a.Moved(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Moved = %v, want %v", got, want)
-	}
-	plain := Anomaly{Series: "w", Explanation: []Contribution{{Series: "w/a/spot"}}}
-	if got := plain.Moved(); !reflect.DeepEqual(got, []string{"w/a/spot"}) {
-		t.Errorf("Moved on plain keys = %v, want the child's key", got)
-	}
-	if a.ID() != "workload=llm@2025-01-06T00:00:00Z" {
-		t.Errorf("ID = %q", a.ID())
-	}
-}

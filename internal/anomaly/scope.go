@@ -68,10 +68,33 @@ type Scope struct {
 	// prices are the last week's unit prices outside anomalies: a unit-price anomaly must go
 	// above all of them (a spot fleet's fallbacks reach the on-demand price every week).
 	prices   window
-	children map[string]*baseline
+	children map[string]*child
 	// why is each open anomaly's explanation, by series key.
-	why  map[string][]Contribution
-	step time.Duration
+	why   map[string][]Contribution
+	step  time.Duration
+	steps int // Observe calls so far: the scope's history
+}
+
+// child is one child series' baseline. late says it first showed in a scope that already had
+// history: before that it spent nothing there.
+type child struct {
+	base baseline
+	late bool
+}
+
+// expected is the child's baseline for a step spending v. Under an hour of its own history it
+// has none: a late child then expects 0 (all it spends is new, and it explains the rise it
+// makes: an on-demand fallback to a market the workload never used); one there from the
+// scope's first step expects what it spends (the scope has no baseline either).
+func (c *child) expected(v float64) float64 {
+	exp := c.base.expected()
+	switch {
+	case !math.IsNaN(exp):
+		return exp
+	case c.late:
+		return 0
+	}
+	return v
 }
 
 // NewScope watches the scope named key with Bursar's detector. Its unit-price anomalies carry
@@ -81,7 +104,7 @@ func NewScope(key string, cfg Config) *Scope {
 	price.MinUSDPerHour = 0 // a unit price is no spend: the ratio and the spread decide
 	price.MinRatio = cfg.UnitPriceRatio
 	return &Scope{total: NewSeasonal(key, cfg), price: NewSeasonal(key+UnitPriceSuffix, price),
-		children: map[string]*baseline{}, why: map[string][]Contribution{}, step: cfg.Step, prices: window{n: int(7 * 24 * time.Hour / cfg.Step)}}
+		children: map[string]*child{}, why: map[string][]Contribution{}, step: cfg.Step, prices: window{n: int(7 * 24 * time.Hour / cfg.Step)}}
 }
 
 // Observe takes one step of every child (a child missing at a step spent nothing) and returns
@@ -100,21 +123,17 @@ func (s *Scope) Observe(at time.Time, children map[string]Child) []Event {
 	total, gpus := 0.0, 0.0
 	contrib := make([]Contribution, 0, len(keys))
 	for _, k := range keys {
-		b, ok := s.children[k]
+		c, ok := s.children[k]
 		if !ok {
-			nb := newBaseline(s.step)
-			b = &nb
-			s.children[k] = b
+			c = &child{base: newBaseline(s.step), late: s.steps > 0}
+			s.children[k] = c
 		}
 		v := children[k].USDPerHour
 		total += v
 		gpus += children[k].GPUs
-		exp := b.expected()
-		if math.IsNaN(exp) {
-			exp = v
-		}
-		contrib = append(contrib, Contribution{Series: k, ExpectedUSDPerHour: exp, ObservedUSDPerHour: v})
+		contrib = append(contrib, Contribution{Series: k, ExpectedUSDPerHour: c.expected(v), ObservedUSDPerHour: v})
 	}
+	s.steps++
 	totalExp := s.total.Expected()
 	events := s.total.Observe(Point{At: at, USDPerHour: total})
 	if gpus > 0 {
@@ -130,7 +149,7 @@ func (s *Scope) Observe(at time.Time, children map[string]Child) []Event {
 		if held {
 			v = c.ExpectedUSDPerHour // as the total: the anomaly stays out of the baselines
 		}
-		s.children[c.Series].push(v)
+		s.children[c.Series].base.push(v)
 	}
 	why := Explain(contrib)
 	for i := range events {

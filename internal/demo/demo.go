@@ -185,7 +185,7 @@ func replayTrace(ctx context.Context, inf *system.Infra, o Options, in *inputs, 
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	recDone := goRun(recCtx, inf.Recorder.Run)
-	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, svc: sys.Service, log: o.Log, tick: traceTick,
+	d := &driver{clk: clk, fleet: fl, cfg: in.cfg, pub: pub, svc: sys.Service, anomalies: sys.Anomalies, log: o.Log, tick: traceTick,
 		start: start, end: end, traffic: in.traffic, gpus: in.gpus, progress: o.Progress,
 		counters: map[string]*counter{}, noticed: map[string]time.Time{}, served: map[string]*servedStat{}}
 	if err := sys.Start(ctx); err != nil {

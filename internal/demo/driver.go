@@ -32,6 +32,10 @@ type driver struct {
 	traffic  map[string]traffic // by workload
 	gpus     map[string]string  // instance type → GPU model
 	progress io.Writer
+	// anomalies is the cost anomaly watcher (system.System.Anomalies). It has no timer on a
+	// stepped system: each round ticks it, and it observes each 5 minutes of the clock once, as
+	// under arbiter run. It publishes nothing before two days of history (anomaly.Config.Learn).
+	anomalies interface{ Tick(ctx context.Context) }
 
 	counters map[string]*counter  // by instance
 	noticed  map[string]time.Time // instance → when its reclaim notice came
@@ -67,6 +71,7 @@ func (d *driver) run(ctx context.Context) error {
 			return err
 		}
 		d.svc.Step(ctx)
+		d.anomalies.Tick(ctx)
 		obs, err := d.step(ctx, now)
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bursar-dev/bursar/internal/actuate"
 	"github.com/bursar-dev/bursar/internal/actuate/sim"
+	"github.com/bursar-dev/bursar/internal/anomaly"
 	"github.com/bursar-dev/bursar/internal/arbiter"
 	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/bursar-dev/bursar/internal/events"
@@ -142,7 +143,7 @@ func (p *service) Decide(v *View) Choice {
 		return OD // the run is reported as failed by Close; on-demand keeps the deadline meanwhile
 	}
 	start := serviceEpoch.Add(time.Duration(v.T) * time.Second)
-	p.clk.Set(start)
+	p.moveTo(start)
 	if err := p.market(v.Spot); err != nil {
 		p.err = fmt.Errorf("tick at %d s: %w", v.T, err)
 		return OD
@@ -151,8 +152,30 @@ func (p *service) Decide(v *View) Choice {
 		p.err = fmt.Errorf("tick at %d s: %w", v.T, err)
 		return OD
 	}
-	p.svc.Step(p.ctx)
+	p.round()
 	return p.settle(v, start)
+}
+
+// round is one round of the arbiter at the clock's time, then the cost anomaly watcher's tick
+// (moveTo says why).
+func (p *service) round() {
+	p.svc.Step(p.ctx)
+	p.sys.Anomalies.Tick(p.ctx)
+}
+
+// moveTo moves the clock to t, ticking the cost anomaly watcher at each end of its 5-minute
+// step on the way. The watcher has no timer on a stepped system, and it samples the spend at
+// each step's end: a trace's 10-minute tick must not hand it the next round's spend for the
+// step it skipped. Between rounds the spend is what the last one left, and only the watcher
+// reads it, so the rounds are unchanged; the replay records the cost.anomaly events arbiter run
+// would publish.
+func (p *service) moveTo(t time.Time) {
+	step := anomaly.DefaultConfig().Step // the watcher's: the system leaves it at the default
+	for b := p.clk.Now().Truncate(step).Add(step); b.Before(t); b = b.Add(step) {
+		p.clk.Set(b)
+		p.sys.Anomalies.Tick(p.ctx)
+	}
+	p.clk.Set(t)
 }
 
 // settle lets the arbiter finish what the round began within the tick, as arbiter run does
@@ -183,8 +206,8 @@ func (p *service) settle(v *View, start time.Time) Choice {
 			break
 		}
 		after = next
-		p.clk.Set(start.Add(after))
-		p.svc.Step(p.ctx)
+		p.moveTo(start.Add(after))
+		p.round()
 		held, waiting = p.held()
 	}
 	choice := p.choose(v, held, after)
