@@ -87,7 +87,8 @@ func (p *service) start(zones []string) error {
 		return err
 	}
 	if p.in, err = system.OpenInfra(p.ctx, system.InfraOptions{Name: "jobs-replay",
-		Streams: bus.Options{LeaseTTL: time.Minute}}); err != nil {
+		// A free port, not NATS's 4222: the windows run side by side, each on a bus of its own.
+		Embedded: bus.EmbeddedOptions{Port: -1}, Streams: bus.Options{LeaseTTL: time.Minute}}); err != nil {
 		return err
 	}
 	p.pub = bus.NewPublisher(p.in.JS)

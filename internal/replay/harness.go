@@ -50,7 +50,9 @@ func newSingle(Env) (Harness, error) { return &single{}, nil }
 
 func (h *single) Bus(ctx context.Context) (*bus.Publisher, error) {
 	var err error
-	if h.in, err = system.OpenInfra(ctx, system.InfraOptions{Name: "replay", Streams: bus.Options{LeaseTTL: leaseTTL}}); err != nil {
+	if h.in, err = system.OpenInfra(ctx, system.InfraOptions{Name: "replay",
+		// A free port, not NATS's 4222: windows and other replays may run beside this one.
+		Embedded: bus.EmbeddedOptions{Port: -1}, Streams: bus.Options{LeaseTTL: leaseTTL}}); err != nil {
 		return nil, err
 	}
 	return bus.NewPublisher(h.in.JS), nil
