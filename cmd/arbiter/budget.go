@@ -59,7 +59,7 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		Example: `  arbiter budget set llm-monthly --scope workload=llm-inference --period month \
     --limit 50000 --currency USD --alert 50%,80%,100% --forecast-alert 100% \
     --on 100%:block-scale-up --on 120%:scale-to-floor \
-    --approve-over 25/h --approvers U123ABC,S456DEF --approval-timeout 30m
+    --approve-over 25/h --approvers U123ABC,S456DEF --approval-timeout 30m --remedy fallback
   arbiter budget set -f budgets/llm.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if file != "" {
@@ -69,7 +69,7 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file != "" {
-				for _, name := range []string{"scope", "period", "limit", "currency", "alert", "forecast-alert", "on", "approve-over", "restore", "approvers", "approval-timeout"} {
+				for _, name := range []string{"scope", "period", "limit", "currency", "alert", "forecast-alert", "on", "approve-over", "restore", "approvers", "approval-timeout", "remedy"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--%s and -f both given: put the policy in the file, or use flags without -f", name)
 					}
@@ -115,6 +115,8 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		"first (applied at once, the approvers told after with Keep and Go back) or ask (held for approval like any rise)")
 	f.StringSliceVar(&fl.Approvers, "approvers", nil, "Slack user (U…) or user group (S…) ids who may approve")
 	f.DurationVar(&fl.ApprovalTimeout, "approval-timeout", budget.DefaultApprovalTimeout, "an approval not given in this time counts as rejected")
+	f.StringSliceVar(&fl.Remedies, "remedy", nil, "remedies to propose to the approvers when an anomaly in scope has their cause: "+
+		"fallback (on-demand replicas left after a fallback, with spot priced again: propose moving them back to spot)")
 	return cmd
 }
 
