@@ -21,10 +21,10 @@ var _ Remedier = (*arbiter.Service)(nil)
 // remedy hands the arbiter the remedies change c calls for: an open or updated anomaly of a
 // workload's own scope whose cost moved to on-demand, for every budget policy covering the
 // workload that lists the fallback remedy (the first by name asks; the arbiter keeps one open per
-// workload and one per anomaly). Only the workload's scope asks: its team's and budgets'
+// workload and one per anomaly), unless people answered its cause as expected. Only the workload's scope asks: its team's and budgets'
 // anomalies have the same cause, and would ask the same question again under other ids.
 func (w *Watcher) remedy(ctx context.Context, c change) {
-	if w.o.Remedies == nil || c.ev.State == StateClosed {
+	if w.o.Remedies == nil || c.ev.State == StateClosed || !w.alert(c.a) { // a cause answered as expected is left alone
 		return
 	}
 	workload, ok := strings.CutPrefix(c.ev.Series, "workload=")

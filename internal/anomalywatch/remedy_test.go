@@ -103,3 +103,50 @@ func TestSpotSpendAsksNoRemedy(t *testing.T) {
 		t.Errorf("a spot surge asked for remedies: %+v", got)
 	}
 }
+
+// TestExpectedCauseAsksNoRemedy: once people answered a fallback's cause as expected, the same
+// cause opening again asks for no remedy (the first one asked, before the answer).
+func TestExpectedCauseAsksNoRemedy(t *testing.T) {
+	env := newEnv(t)
+	ctx := context.Background()
+	c, sp, rem := &clock{t: t0}, &spend{}, &remedies{}
+	policies := []budget.Policy{{Name: "search-monthly", Scope: budget.Scope{Team: "search"}, Period: budget.Month,
+		Limit: 50000, Approvers: []string{"U0APPROVER"}, Remedies: []budget.Remedy{budget.RemedyFallback}}}
+	w, err := New(Options{Config: testConfig(), Spend: sp, Publisher: bus.NewPublisher(env.JS), Clock: c,
+		Policies: func() []budget.Policy { return policies }, Detector: detector(), Remedies: rem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.set(spot, base)
+	run(ctx, w, c, 6*time.Hour)
+	sp.set(spot, fallback)
+	run(ctx, w, c, 30*time.Minute)
+	asked := rem.got()
+	if len(asked) == 0 {
+		t.Fatal("the first fallback asked for no remedy; the test shows nothing")
+	}
+	for _, e := range published(t, env.JS) {
+		if e.Anomaly == asked[0].Anomaly && e.State == StateOpen {
+			if err := w.Answer(ctx, Answer{Cause: e.Cause, Expected: true, Actor: "U0APPROVER", At: c.Now(), Anomaly: e.Anomaly, Series: e.Series}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sp.set(spot, base)
+	run(ctx, w, c, 2*time.Hour)
+	before := len(rem.got())
+	sp.set(spot, fallback) // the same cause again
+	run(ctx, w, c, 30*time.Minute)
+	opened := 0
+	for _, e := range published(t, env.JS) {
+		if e.State == StateOpen && e.Series == "workload=llm" && e.Anomaly != asked[0].Anomaly {
+			opened++
+		}
+	}
+	if opened == 0 {
+		t.Fatal("the second fallback opened no anomaly; the test shows nothing")
+	}
+	if got := rem.got()[before:]; len(got) != 0 {
+		t.Errorf("a cause answered as expected asked for remedies again: %+v", got)
+	}
+}
