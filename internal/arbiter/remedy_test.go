@@ -3,6 +3,7 @@ package arbiter_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,57 @@ func TestRemedyIsDurableAcrossARestart(t *testing.T) {
 	}
 	if n := br.posts(); n != 1 {
 		t.Errorf("%d approval messages across the restart, want 1 (the same one resumed)", n)
+	}
+}
+
+func TestRemedyTimedOutMovesNothing(t *testing.T) {
+	ctx := context.Background()
+	br := newBudgetRig(t, fleetYAML, remedyPolicy)
+	stuckOnDemand(t, br)
+	req := remedyOf(t, remedyPolicy)
+	hold, err := br.proc.r.Remedy(ctx, req)
+	if err != nil || hold == "" {
+		t.Fatalf("remedy: hold %q, err %v", hold, err)
+	}
+	br.asked(t, 1)
+	br.clock.Advance(11 * time.Minute) // past the policy's approval_timeout of 10m
+	br.proc.approvals.Sweep(ctx)
+	eventually(t, "the timed-out remedy leaves the books", func() bool { return len(br.awaiting("svc", hold)) == 0 })
+	if got, want := br.updates(), []string{"Plan for svc rejected by timeout"}; !slices.Equal(got, want) {
+		t.Errorf("slack message updates %q, want %q", got, want)
+	}
+	br.settle(ctx, br.proc.r)
+	if h, err := br.proc.r.Remedy(ctx, req); err != nil || h != "" {
+		t.Fatalf("the same anomaly asked again after a timeout: hold %q, err %v", h, err)
+	}
+	if spotLaunches(br) != 0 || br.posts() != 1 {
+		t.Errorf("after the timeout: %d spot launches, %d messages; want none and 1", spotLaunches(br), br.posts())
+	}
+}
+
+// TestRemedyNeedsSpotPricedAndCheaper: with no spot offer priced, or spot dearer than on-demand,
+// nothing is asked.
+func TestRemedyNeedsSpotPricedAndCheaper(t *testing.T) {
+	ctx := context.Background()
+	br := newBudgetRig(t, fleetYAML, remedyPolicy)
+	r := br.proc.r
+	od := br.price("us-east-1a", events.OnDemand, 4)
+	eventually(t, "the price is folded", func() bool { return r.KnowsPrice(od, 4) })
+	r.Pass(ctx)
+	for range 2 {
+		br.clock.Advance(time.Minute)
+		br.settle(ctx, r)
+	}
+	req := remedyOf(t, remedyPolicy)
+	if h, err := r.Remedy(ctx, req); err != nil || h != "" {
+		t.Fatalf("no spot priced, yet asked: hold %q, err %v", h, err)
+	}
+	dear := br.price("us-east-1b", events.Spot, 5)
+	eventually(t, "the price is folded", func() bool { return r.KnowsPrice(dear, 5) })
+	if h, err := r.Remedy(ctx, req); err != nil || h != "" {
+		t.Fatalf("spot dearer than on-demand, yet asked: hold %q, err %v", h, err)
+	}
+	if br.posts() != 0 {
+		t.Errorf("%d approval messages, want none", br.posts())
 	}
 }
