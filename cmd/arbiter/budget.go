@@ -274,7 +274,7 @@ func withNATS(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *nats
 }
 
 var budgetColumns = []string{"name", "scope", "period", "limit", "currency", "thresholds",
-	"approve_over", "restore", "approvers", "timeout", "revision", "actor", "at"}
+	"approve_over", "restore", "approvers", "timeout", "remedies", "revision", "actor", "at"}
 
 // show says what a listing of revisions is.
 type show int
@@ -362,5 +362,14 @@ func budgetRow(r budget.Revision) cli.Row {
 	return cli.Row{"name": name, "scope": p.Scope.String(), "period": string(p.Period),
 		"limit": fmt.Sprintf("%.2f", p.Limit), "currency": p.Currency, "thresholds": strings.Join(ths, ","),
 		"approve_over": approve, "restore": restore, "approvers": strings.Join(p.Approvers, ","), "timeout": p.Timeout().String(),
+		"remedies": remedyList(p.Remedies),
 		"revision": r.Revision, "actor": r.Actor, "at": r.At.Format(time.RFC3339)}
+}
+
+func remedyList(rs []budget.Remedy) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return strings.Join(out, ",")
 }
