@@ -60,7 +60,7 @@ func (l *ledger) remedy(r RemedyRequest, offers []placement.Offer, now time.Time
 		return nil
 	}
 	onDemand := onDemandReplicas(b)
-	spot, ok := spotOffer(w, offers, len(onDemand), now)
+	spot, ok := spotOffer(l.cfg, w, offers, len(onDemand), now)
 	if !ok {
 		return nil
 	}
@@ -128,11 +128,11 @@ func onDemandReplicas(b *Book) []Rep {
 
 // spotOffer is the cheapest spot offer that fits w and is available for n replicas: no capacity
 // hint below n, and no launch there that found no capacity or was reclaimed within spotQuiet.
-func spotOffer(w *fleet.Workload, offers []placement.Offer, n int, now time.Time) (placement.Offer, bool) {
+func spotOffer(cfg *fleet.Config, w *fleet.Workload, offers []placement.Offer, n int, now time.Time) (placement.Offer, bool) {
 	var best placement.Offer
 	found := false
 	for _, o := range offers {
-		if o.Market != placement.MarketSpot || n == 0 || !fits(w, o) || (o.Capacity > 0 && o.Capacity < n) || troubled(o, now) {
+		if o.Market != placement.MarketSpot || n == 0 || !fits(cfg, w, o) || (o.Capacity > 0 && o.Capacity < n) || troubled(o, now) {
 			continue
 		}
 		if !found || o.PricePerHour < best.PricePerHour {
@@ -152,16 +152,22 @@ func troubled(o placement.Offer, now time.Time) bool {
 	})
 }
 
-// fits says whether offer o can run a replica of w: the workload takes spot, a GPU model it
-// accepts, enough GPUs per instance.
-func fits(w *fleet.Workload, o placement.Offer) bool {
-	if len(w.Markets) > 0 && !slices.Contains(w.Markets, events.Spot) {
+// fits says whether offer o can run a replica of w, by the planner's rules (placement's
+// eligible): the workload takes spot, a GPU model it accepts (or enough memory when it names
+// none), enough GPUs per instance, a location its residency allows.
+func fits(cfg *fleet.Config, w *fleet.Workload, o placement.Offer) bool {
+	switch {
+	case len(w.Markets) > 0 && !slices.Contains(w.Markets, events.Spot),
+		len(w.GPU.Models) > 0 && !slices.Contains(w.GPU.Models, o.GPUModel),
+		len(w.GPU.Models) == 0 && o.GPUMemoryGB < w.GPU.MinMemoryGB,
+		o.GPUCount < max(w.GPU.Count, 1):
 		return false
 	}
-	if len(w.GPU.Models) > 0 && !slices.Contains(w.GPU.Models, o.GPUModel) {
-		return false
+	if len(w.Residency) == 0 {
+		return true
 	}
-	return o.GPUCount >= w.GPU.Count
+	l, ok := cfg.Location(o.Location)
+	return ok && slices.ContainsFunc(w.Residency, func(t string) bool { return slices.Contains(l.Residency, t) })
 }
 
 // remedyID names the remedy's action by anomaly and workload, so a restart proposes the same one.
