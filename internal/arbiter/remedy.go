@@ -39,6 +39,11 @@ func (s *Service) Remedy(ctx context.Context, r RemedyRequest) (string, error) {
 	if r.Remedy != budget.RemedyFallback {
 		return "", fmt.Errorf("remedy %q: only %s is known", r.Remedy, budget.RemedyFallback)
 	}
+	may := false
+	s.bk.with(func(l *ledger) { may = l.mayRemedy(r) })
+	if !may { // asked already: the watcher calls on every update of an open anomaly
+		return "", nil
+	}
 	now := s.o.Clock.Now()
 	offs := s.mk.offers.all()
 	s.mk.withHistory(offs, now) // outside the books' lock, as a pass reads them
@@ -47,18 +52,22 @@ func (s *Service) Remedy(ctx context.Context, r RemedyRequest) (string, error) {
 	if h == nil {
 		return "", nil
 	}
-	s.bk.askWhenSaved(ctx, []Hold{*h})
+	// Written before it is asked, so a new leader finds what was asked; here, not in the background
+	// (askWhenSaved), since the caller's ctx ends when Remedy returns. Ask only queues.
+	if err := s.bk.flush(ctx, r.Workload); err != nil {
+		return "", fmt.Errorf("writing the remedy of %s to its book: %w", r.Anomaly, err)
+	}
+	ask(ctx, s.o.Gate, []Hold{*h})
 	return h.ID, nil
 }
 
 // remedy records the fallback remedy of r in its workload's book, waiting for approval, and
 // returns its hold; nil when there is nothing to ask.
 func (l *ledger) remedy(r RemedyRequest, offers []placement.Offer, now time.Time) *Hold {
-	b, w := l.books[r.Workload], l.workload(r.Workload)
-	if !l.leading || b == nil || w == nil || slices.Contains(b.Remedied, r.Anomaly) ||
-		slices.ContainsFunc(b.Holds, func(h Hold) bool { return h.Remedy != "" }) {
+	if !l.mayRemedy(r) {
 		return nil
 	}
+	b, w := l.books[r.Workload], l.workload(r.Workload)
 	onDemand := onDemandReplicas(b)
 	spot, ok := spotOffer(l.cfg, w, offers, len(onDemand), now)
 	if !ok {
@@ -90,6 +99,14 @@ func (l *ledger) remedy(r RemedyRequest, offers []placement.Offer, now time.Time
 	l.m.actions.WithLabelValues(string(a.Kind), "awaiting_approval").Inc()
 	l.ann.announce(rec, r.Workload, events.ActionAwaitingApproval, "remedy of cost anomaly "+r.Anomaly)
 	return &h
+}
+
+// mayRemedy says whether r may ask: this arbiter leads, the workload is known and has a book, it
+// has no remedy open, and r's anomaly has not asked before.
+func (l *ledger) mayRemedy(r RemedyRequest) bool {
+	b := l.books[r.Workload]
+	return l.leading && b != nil && l.workload(r.Workload) != nil && !slices.Contains(b.Remedied, r.Anomaly) &&
+		!slices.ContainsFunc(b.Holds, func(h Hold) bool { return h.Remedy != "" })
 }
 
 // remedyHold is the question a remedy asks: the anomaly, the $/h saved and the risk.
