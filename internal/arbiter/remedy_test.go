@@ -65,6 +65,14 @@ func remedyOf(t *testing.T, policy string) arbiter.RemedyRequest {
 	return arbiter.RemedyRequest{Anomaly: "a1", Workload: "svc", Policy: ps[0], Remedy: budget.RemedyFallback, Expected: 2, Observed: 8}
 }
 
+// remedyAsWatcher calls Remedy as the anomaly watcher does: with a deadline, and a context that
+// ends when the call returns.
+func remedyAsWatcher(ctx context.Context, r *running, req arbiter.RemedyRequest) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return r.Remedy(ctx, req)
+}
+
 // spotLaunches counts the actuator's launches on spot.
 func spotLaunches(br *budgetRig) int {
 	n := 0
@@ -81,7 +89,7 @@ func TestRemedyAsksOnceAndApprovedMovesBackToSpot(t *testing.T) {
 	br := newBudgetRig(t, fleetYAML, remedyPolicy)
 	spot := stuckOnDemand(t, br)
 	req := remedyOf(t, remedyPolicy)
-	hold, err := br.proc.r.Remedy(ctx, req)
+	hold, err := remedyAsWatcher(ctx, br.proc.r, req)
 	if err != nil || hold == "" {
 		t.Fatalf("remedy: hold %q, err %v; want one asked", hold, err)
 	}
@@ -92,7 +100,7 @@ func TestRemedyAsksOnceAndApprovedMovesBackToSpot(t *testing.T) {
 	for _, a := range []string{"a1", "a2"} {
 		again := req
 		again.Anomaly = a
-		if h, err := br.proc.r.Remedy(ctx, again); err != nil || h != "" {
+		if h, err := remedyAsWatcher(ctx, br.proc.r, again); err != nil || h != "" {
 			t.Fatalf("anomaly %s asked again: hold %q, err %v", a, h, err)
 		}
 	}
@@ -130,7 +138,7 @@ func TestRemedyRejectedMovesNothingAndIsNotAskedAgain(t *testing.T) {
 	br := newBudgetRig(t, fleetYAML, remedyPolicy)
 	stuckOnDemand(t, br)
 	req := remedyOf(t, remedyPolicy)
-	hold, err := br.proc.r.Remedy(ctx, req)
+	hold, err := remedyAsWatcher(ctx, br.proc.r, req)
 	if err != nil || hold == "" {
 		t.Fatalf("remedy: hold %q, err %v; want one asked", hold, err)
 	}
@@ -139,7 +147,7 @@ func TestRemedyRejectedMovesNothingAndIsNotAskedAgain(t *testing.T) {
 		t.Fatalf("approver's click: HTTP %d", code)
 	}
 	eventually(t, "the rejected remedy leaves the books", func() bool { return len(br.awaiting("svc", hold)) == 0 })
-	if h, err := br.proc.r.Remedy(ctx, req); err != nil || h != "" {
+	if h, err := remedyAsWatcher(ctx, br.proc.r, req); err != nil || h != "" {
 		t.Fatalf("the same anomaly asked again after a rejection: hold %q, err %v", h, err)
 	}
 	if spotLaunches(br) != 0 || onDemandReady(br) != 2 || br.posts() != 1 {
@@ -153,7 +161,7 @@ func TestRemedyIsDurableAcrossARestart(t *testing.T) {
 	br := newBudgetRig(t, fleetYAML, remedyPolicy)
 	stuckOnDemand(t, br)
 	req := remedyOf(t, remedyPolicy)
-	hold, err := br.proc.r.Remedy(ctx, req)
+	hold, err := remedyAsWatcher(ctx, br.proc.r, req)
 	if err != nil || hold == "" {
 		t.Fatalf("remedy: hold %q, err %v", hold, err)
 	}
@@ -163,7 +171,7 @@ func TestRemedyIsDurableAcrossARestart(t *testing.T) {
 	if got := br.asked(t, 1); got[0] != hold {
 		t.Fatalf("the new leader asks %v, want the same hold %s", got, hold)
 	}
-	if h, err := br.proc.r.Remedy(ctx, req); err != nil || h != "" {
+	if h, err := remedyAsWatcher(ctx, br.proc.r, req); err != nil || h != "" {
 		t.Fatalf("the new leader asked the same anomaly twice: hold %q, err %v", h, err)
 	}
 	if n := br.posts(); n != 1 {
@@ -176,7 +184,7 @@ func TestRemedyTimedOutMovesNothing(t *testing.T) {
 	br := newBudgetRig(t, fleetYAML, remedyPolicy)
 	stuckOnDemand(t, br)
 	req := remedyOf(t, remedyPolicy)
-	hold, err := br.proc.r.Remedy(ctx, req)
+	hold, err := remedyAsWatcher(ctx, br.proc.r, req)
 	if err != nil || hold == "" {
 		t.Fatalf("remedy: hold %q, err %v", hold, err)
 	}
@@ -188,7 +196,7 @@ func TestRemedyTimedOutMovesNothing(t *testing.T) {
 		t.Errorf("slack message updates %q, want %q", got, want)
 	}
 	br.settle(ctx, br.proc.r)
-	if h, err := br.proc.r.Remedy(ctx, req); err != nil || h != "" {
+	if h, err := remedyAsWatcher(ctx, br.proc.r, req); err != nil || h != "" {
 		t.Fatalf("the same anomaly asked again after a timeout: hold %q, err %v", h, err)
 	}
 	if spotLaunches(br) != 0 || br.posts() != 1 {
@@ -210,12 +218,12 @@ func TestRemedyNeedsSpotPricedAndCheaper(t *testing.T) {
 		br.settle(ctx, r)
 	}
 	req := remedyOf(t, remedyPolicy)
-	if h, err := r.Remedy(ctx, req); err != nil || h != "" {
+	if h, err := remedyAsWatcher(ctx, r, req); err != nil || h != "" {
 		t.Fatalf("no spot priced, yet asked: hold %q, err %v", h, err)
 	}
 	dear := br.price("us-east-1b", events.Spot, 5)
 	eventually(t, "the price is folded", func() bool { return r.KnowsPrice(dear, 5) })
-	if h, err := r.Remedy(ctx, req); err != nil || h != "" {
+	if h, err := remedyAsWatcher(ctx, r, req); err != nil || h != "" {
 		t.Fatalf("spot dearer than on-demand, yet asked: hold %q, err %v", h, err)
 	}
 	if br.posts() != 0 {
