@@ -59,7 +59,7 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		Example: `  arbiter budget set llm-monthly --scope workload=llm-inference --period month \
     --limit 50000 --currency USD --alert 50%,80%,100% --forecast-alert 100% \
     --on 100%:block-scale-up --on 120%:scale-to-floor \
-    --approve-over 25/h --approvers U123ABC,S456DEF --approval-timeout 30m
+    --approve-over 25/h --approvers U123ABC,S456DEF --approval-timeout 30m --remedy fallback
   arbiter budget set -f budgets/llm.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if file != "" {
@@ -69,7 +69,7 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file != "" {
-				for _, name := range []string{"scope", "period", "limit", "currency", "alert", "forecast-alert", "on", "approve-over", "restore", "approvers", "approval-timeout"} {
+				for _, name := range []string{"scope", "period", "limit", "currency", "alert", "forecast-alert", "on", "approve-over", "restore", "approvers", "approval-timeout", "remedy"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--%s and -f both given: put the policy in the file, or use flags without -f", name)
 					}
@@ -115,6 +115,8 @@ func budgetSetCmd(g *cli.Globals, o *budgetOptions) *cobra.Command {
 		"first (applied at once, the approvers told after with Keep and Go back) or ask (held for approval like any rise)")
 	f.StringSliceVar(&fl.Approvers, "approvers", nil, "Slack user (U…) or user group (S…) ids who may approve")
 	f.DurationVar(&fl.ApprovalTimeout, "approval-timeout", budget.DefaultApprovalTimeout, "an approval not given in this time counts as rejected")
+	f.StringSliceVar(&fl.Remedies, "remedy", nil, "remedies to propose to the approvers when an anomaly in scope has their cause: "+
+		"fallback (on-demand replicas left after a fallback, with spot priced again: propose moving them back to spot)")
 	return cmd
 }
 
@@ -272,7 +274,7 @@ func withNATS(cmd *cobra.Command, g *cli.Globals, fn func(context.Context, *nats
 }
 
 var budgetColumns = []string{"name", "scope", "period", "limit", "currency", "thresholds",
-	"approve_over", "restore", "approvers", "timeout", "revision", "actor", "at"}
+	"approve_over", "restore", "approvers", "timeout", "remedies", "revision", "actor", "at"}
 
 // show says what a listing of revisions is.
 type show int
@@ -360,5 +362,14 @@ func budgetRow(r budget.Revision) cli.Row {
 	return cli.Row{"name": name, "scope": p.Scope.String(), "period": string(p.Period),
 		"limit": fmt.Sprintf("%.2f", p.Limit), "currency": p.Currency, "thresholds": strings.Join(ths, ","),
 		"approve_over": approve, "restore": restore, "approvers": strings.Join(p.Approvers, ","), "timeout": p.Timeout().String(),
+		"remedies": remedyList(p.Remedies),
 		"revision": r.Revision, "actor": r.Actor, "at": r.At.Format(time.RFC3339)}
+}
+
+func remedyList(rs []budget.Remedy) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return strings.Join(out, ",")
 }

@@ -22,14 +22,14 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 	as("alice")("budget", "set", "llm-monthly", "--scope", "workload=llm-inference",
 		"--period", "month", "--limit", "50000", "--currency", "USD", "--alert", "50%,80%,100%",
 		"--forecast-alert", "100%", "--on", "100%:block-scale-up", "--on", "120%:scale-to-floor",
-		"--approve-over", "25/h", "--restore", "ask", "--approvers", "U123ABC,S456DEF", "--approval-timeout", "30m")
+		"--approve-over", "25/h", "--restore", "ask", "--approvers", "U123ABC,S456DEF", "--approval-timeout", "30m", "--remedy", "fallback")
 
 	var got budget.Revision
 	if err := json.Unmarshal([]byte(run("budget", "get", "llm-monthly", "-o", "json")), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Actor != "alice" || got.Policy.Limit != 50000 || len(got.Policy.Thresholds) != 6 || got.Policy.ApproveOver != 25 ||
-		got.Policy.Restore != budget.RestoreAsk {
+		got.Policy.Restore != budget.RestoreAsk || !got.Policy.Wants(budget.RemedyFallback) {
 		t.Errorf("get = %+v", got)
 	}
 
@@ -39,7 +39,7 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Replace(yml, "limit: 50000", "limit: 60000", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(yml, "restore: ask") {
+	if !strings.Contains(yml, "restore: ask") || !strings.Contains(yml, "- fallback") {
 		t.Errorf("get -o yaml lacks the restore key:\n%s", yml)
 	}
 	as("bob")("budget", "set", "-f", file)
@@ -51,6 +51,9 @@ func TestBudgetCLIRoundTrip(t *testing.T) {
 	}
 	if csv := run("budget", "list", "-o", "csv"); !strings.Contains(csv, "approve_over,restore,") || !strings.Contains(csv, "25/h,ask,") {
 		t.Errorf("list -o csv lacks the restore column:\n%s", csv)
+	}
+	if csv := run("budget", "list", "-o", "csv"); !strings.Contains(csv, ",remedies,") || !strings.Contains(csv, ",fallback,") {
+		t.Errorf("list -o csv lacks the remedies column:\n%s", csv)
 	}
 
 	var hist []budget.Revision
@@ -97,6 +100,11 @@ func TestBudgetCLIRefusesInvalidPolicies(t *testing.T) {
 			`restore: "later" must be first (a replacement of lost capacity is applied at once and the approvers are told after) or ask`},
 		{"file with its line", []string{"budget", "set", "-f", bad}, bad + `:6: thresholds[0].action: budget policy "x": "shout"`},
 		{"file and flags", []string{"budget", "set", "-f", bad, "--limit", "3"}, "--limit and -f both given"},
+		{"bad remedy", []string{"budget", "set", "x", "--scope", "all", "--limit", "5", "--alert", "80%", "--approvers", "U123ABC", "--remedy", "spot"},
+			`--remedy: "spot" is not a remedy`},
+		{"remedy without approvers", []string{"budget", "set", "x", "--scope", "all", "--limit", "5", "--alert", "80%", "--remedy", "fallback"},
+			"approvers: required when remedies are proposed"},
+		{"file and --remedy", []string{"budget", "set", "-f", bad, "--remedy", "fallback"}, "--remedy and -f both given"},
 		{"file and --restore", []string{"budget", "set", "-f", bad, "--restore", "ask"}, "--restore and -f both given"},
 		{"bad output", []string{"budget", "list", "-o", "xml"}, `"xml" for "-o, --output" flag: want table, json, yaml or csv`},
 		{"missing", []string{"budget", "get", "nope"}, "budget policy not found"},

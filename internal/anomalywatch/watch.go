@@ -53,6 +53,7 @@ type Options struct {
 	Leading   func() bool            // only the leader publishes and posts; nil: always
 	Answers   jetstream.KeyValue     // bus.BucketAnomalyAnswers; nil: answers last until a restart
 	Poster    Poster                 // nil: anomalies are published, not posted
+	Remedies  Remedier               // nil: no remedy is proposed (remedy.go)
 	Detector  anomaly.Config         // zero: anomaly.DefaultConfig() (a 5-minute step)
 	Currency  string                 // default USD
 	Every     time.Duration          // how often Run reads the clock (default 30s)
@@ -231,6 +232,7 @@ func (w *Watcher) send(ctx context.Context) {
 		if c.ev.State == StateOpen && w.o.Poster != nil {
 			w.post(ctx, c)
 		}
+		w.remedy(ctx, c)
 	}
 }
 

@@ -39,6 +39,9 @@ type Book struct {
 	// Lost is the capacity lost and not yet restored: launches that restore it are not held for
 	// approve_over under a budget that restores first.
 	Lost Loss `json:"lost,omitzero"`
+	// Remedied are the cost anomalies a remedy was asked about for this workload, newest last: an
+	// anomaly asks once, whatever the answer (remedy.go).
+	Remedied []string `json:"remedied,omitempty"`
 
 	rev uint64 // KV revision this copy was read or written at
 	// ver counts the changes made to this copy in memory, saved the last of them written; the
@@ -154,6 +157,7 @@ func (b *Book) clone() *Book {
 		h.Plan.Actions = slices.Clone(h.Plan.Actions)
 	}
 	c.Declined = slices.Clone(b.Declined)
+	c.Remedied = slices.Clone(b.Remedied)
 	return &c
 }
 

@@ -39,6 +39,9 @@ type Hold struct {
 	// once, and its actions are their go-backs (ReasonGoBack). Go back approves them, Keep or no
 	// answer by the deadline rejects them.
 	Restored bool `json:"restored,omitempty"`
+	// Remedy is the cost anomaly whose remedy the hold proposes (RemedyRequest); empty for a
+	// budget gate's hold.
+	Remedy string `json:"remedy,omitempty"`
 }
 
 // Workloads are the workloads the hold covers, sorted.

@@ -21,6 +21,7 @@ type Flags struct {
 	Restore         string   // "first" or "ask"
 	Approvers       []string
 	ApprovalTimeout time.Duration
+	Remedies        []string // "fallback"
 }
 
 // Policy builds the named policy from the flags, normalized and validated.
@@ -62,6 +63,11 @@ func (f Flags) Policy(name string) (Policy, error) {
 		}
 		p.ApproveOver = r
 	}
+	rs, err := ParseRemedies(f.Remedies)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--remedy: %w", err))
+	}
+	p.Remedies = rs
 	errs = append(errs, amountsOverLimit(p)...)
 	if err := errors.Join(errs...); err != nil {
 		return p, err

@@ -14,6 +14,7 @@ func FuzzParseFile(f *testing.F) {
 	f.Add([]byte("- {name: x, scope: 'team=a,provider=b', period: week, limit: 1e3, currency: EUR, thresholds: [{at: 5, on: forecast, action: notify}], approve_over: 1/h, approvers: [U12]}"))
 	f.Add([]byte("thresholds: {at: 1}\n"))
 	f.Add([]byte("name: a\nscope: all\nperiod: day\nlimit: 1\nthresholds: [{at: 1}]\napprove_over: 1/h\napprovers: [U12]\nrestore: ask\n"))
+	f.Add([]byte("name: a\nscope: all\nperiod: day\nlimit: 1\nthresholds: [{at: 1}]\napprovers: [U12]\nremedies: [fallback]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ps, err := ParseFile("fuzz.yaml", data)
 		if err != nil {

@@ -29,6 +29,7 @@ import (
 //	restore: first
 //	approvers: [U123ABC]
 //	approval_timeout: 30m
+//	remedies: [fallback]
 func ParseFile(file string, data []byte) ([]Policy, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Policy
@@ -144,10 +145,12 @@ func decodeField(p *Policy, key string, val *yaml.Node, l lines) error {
 		target = &p.Approvers
 	case "approval_timeout":
 		target = &p.ApprovalTimeout
+	case "remedies":
+		target = &p.Remedies
 	case "thresholds":
 		return decodeThresholds(p, val, l)
 	default:
-		return l.errf(key, "unknown key (keys: name, scope, period, limit, currency, thresholds, approve_over, restore, approvers, approval_timeout)")
+		return l.errf(key, "unknown key (keys: name, scope, period, limit, currency, thresholds, approve_over, restore, approvers, approval_timeout, remedies)")
 	}
 	if err := val.Decode(target); err != nil {
 		return l.errf(key, "%s", yamlstrict.Message(err))

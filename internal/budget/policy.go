@@ -187,6 +187,9 @@ type Policy struct {
 	Restore         Restore  `json:"restore,omitempty" yaml:"restore,omitempty"`
 	Approvers       []string `json:"approvers,omitempty" yaml:"approvers,omitempty"`
 	ApprovalTimeout Duration `json:"approval_timeout,omitempty" yaml:"approval_timeout,omitempty"`
+	// Remedies are the fixes to propose to the approvers when an anomaly in scope has a cause one
+	// of them fixes (remedy.go); empty: anomalies are only reported.
+	Remedies []Remedy `json:"remedies,omitempty" yaml:"remedies,omitempty"`
 }
 
 // RestoresFirst reports whether the policy lets a replacement of lost capacity through at once.
@@ -332,6 +335,7 @@ func (p Policy) Validate() error {
 			bad(fmt.Sprintf("approvers[%d]", i), "%q is not a Slack user (U…, W…) or user group (S…) id", a)
 		}
 	}
+	p.validateRemedies(bad)
 	if t := time.Duration(p.ApprovalTimeout); t != 0 && (t < time.Minute || t > 7*24*time.Hour) {
 		bad("approval_timeout", "%v must be between 1m and 168h", t)
 	}

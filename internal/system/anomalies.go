@@ -31,7 +31,7 @@ func (s *System) anomalyMessages(api chat, channel string, now func() time.Time,
 func (s *System) watchAnomalies(ctx context.Context, so Options, svc *arbiter.Service, b *arbiter.Budgets) error {
 	ao, msgs := so.Arbiter, s.anomalyMsgs
 	o := anomalywatch.Options{Config: ao.Config, Spend: svc, Publisher: bus.NewPublisher(ao.JS), Policies: b.Policies,
-		Leading: svc.Leading, History: so.History, Registry: ao.Registry, Log: s.log.With("part", "anomalies")}
+		Leading: svc.Leading, Remedies: svc, History: so.History, Registry: ao.Registry, Log: s.log.With("part", "anomalies")}
 	if ao.Clock != nil {
 		o.Clock = ao.Clock
 	}
