@@ -22,12 +22,7 @@ type Burn struct {
 func (s *Service) Burning() []Burn { return s.mk.burning() }
 
 func (m *market) burning() []Burn {
-	m.mu.Lock()
-	obs := make([]actuate.Observed, 0, len(m.observed))
-	for _, o := range m.observed {
-		obs = append(obs, o)
-	}
-	m.mu.Unlock()
+	obs := m.groups()
 	slices.SortFunc(obs, func(a, b actuate.Observed) int { return actuate.CompareGroups(a.Group, b.Group) })
 	out := make([]Burn, 0, len(obs))
 	for _, o := range obs {

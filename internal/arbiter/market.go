@@ -471,3 +471,14 @@ func (m *market) prices() map[string]offerPrice {
 	}
 	return out
 }
+
+// groups is what the actuators last reported of every group, in no order.
+func (m *market) groups() []actuate.Observed {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	obs := make([]actuate.Observed, 0, len(m.observed))
+	for _, o := range m.observed {
+		obs = append(obs, o)
+	}
+	return obs
+}
