@@ -115,28 +115,11 @@ func evaluate(ctx context.Context, tr *Trace, cfg Config, entries []entry) ([]Re
 
 // replayWindow builds the policy for one window, runs it and scores it.
 func replayWindow(e entry, cfg Config, zones []string, capacity, past [][]int, seed uint64) (Score, error) {
-	rules := cfg.Rules
-	if e.spec.Extra >= 0 {
-		rules.Extra = e.spec.Extra
-	}
-	env := Env{Zones: zones, Rules: rules, Seed: seed}
-	if e.reg.hindsight {
-		env.Capacity = capacity
-	}
-	p, err := e.reg.factory(env)
-	if err != nil {
-		return Score{}, fmt.Errorf("building policy: %w", err)
-	}
-	sched, err := simulate(p, rules, zones, capacity, past)
-	if c, ok := p.(interface{ Close() error }); ok {
-		if cerr := c.Close(); err == nil {
-			err = cerr
-		}
-	}
+	sched, err := windowSchedule(e, cfg, zones, capacity, past, seed)
 	if err != nil {
 		return Score{}, err
 	}
-	return score(sched, rules), nil
+	return score(sched, windowRules(e, cfg)), nil
 }
 
 // windowSeed gives each window its own stream, fixed by the run's seed.

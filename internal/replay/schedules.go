@@ -40,12 +40,18 @@ func Schedules(ctx context.Context, tr *Trace, cfg Config, spec PolicySpec) ([]S
 	return out, offsets, nil
 }
 
-// windowSchedule builds the policy for one window, runs it and closes it.
-func windowSchedule(e entry, cfg Config, zones []string, capacity, past [][]int, seed uint64) (Schedule, error) {
+// windowRules are the run's rules with the policy's own extra replicas, where its spec names them.
+func windowRules(e entry, cfg Config) Rules {
 	rules := cfg.Rules
 	if e.spec.Extra >= 0 {
 		rules.Extra = e.spec.Extra
 	}
+	return rules
+}
+
+// windowSchedule builds the policy for one window, runs it and closes it.
+func windowSchedule(e entry, cfg Config, zones []string, capacity, past [][]int, seed uint64) (Schedule, error) {
+	rules := windowRules(e, cfg)
 	env := Env{Zones: zones, Rules: rules, Seed: seed}
 	if e.reg.hindsight {
 		env.Capacity = capacity
