@@ -26,34 +26,44 @@ from the budgets bucket in NATS KV (set with arbiter budget set), or from a poli
   report budget -f budgets/llm.yaml --fleet bursar.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
-			defer cancel()
-			policies, err := loadPolicies(ctx, cmd, g, file)
-			if err != nil {
-				return err
-			}
-			fl, err := loadFleet(fleetFile, false)
-			if err != nil {
-				return err
-			}
-			r, closeFn, err := open(ctx, cmd, g)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			req := report.NewRequest("budget", report.Options{Now: time.Now().UTC(), Fleet: fl})
-			req.Policies = policies
-			res, err := r.Run(ctx, req)
-			if err != nil {
-				return err
-			}
-			return report.Write(cmd.OutOrStdout(), output, res, "")
+			return runOnPolicies(cmd, g, file, fleetFile, output, "budget", report.Options{Now: time.Now().UTC()})
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "read policies from this YAML file instead of NATS KV")
 	cmd.Flags().StringVar(&fleetFile, "fleet", "bursar.yaml", "fleet file, for workloads' teams")
 	cli.OutputFlag(cmd, &output, report.Formats...)
 	return cmd
+}
+
+// runOnPolicies runs report name with opts on the budget policies (from file, else NATS KV) and
+// the fleet file, and writes it in format output, its notes on standard error where the format
+// is for machines.
+func runOnPolicies(cmd *cobra.Command, g *cli.Globals, file, fleetFile, output, name string, opts report.Options) error {
+	ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
+	defer cancel()
+	policies, err := loadPolicies(ctx, cmd, g, file)
+	if err != nil {
+		return err
+	}
+	if opts.Fleet, err = loadFleet(fleetFile, false); err != nil {
+		return err
+	}
+	r, closeFn, err := open(ctx, cmd, g)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	req := report.NewRequest(name, opts)
+	req.Policies = policies
+	res, err := r.Run(ctx, req)
+	if err != nil {
+		return err
+	}
+	if err := report.Write(cmd.OutOrStdout(), output, res, ""); err != nil {
+		return err
+	}
+	notesToStderr(cmd, output, res)
+	return nil
 }
 
 func loadPolicies(ctx context.Context, cmd *cobra.Command, g *cli.Globals, file string) ([]budget.Policy, error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -32,32 +31,7 @@ is made and how accurate it has measured.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
-			defer cancel()
-			policies, err := loadPolicies(ctx, cmd, g, file)
-			if err != nil {
-				return err
-			}
-			fl, err := loadFleet(fleetFile, false)
-			if err != nil {
-				return err
-			}
-			r, closeFn, err := open(ctx, cmd, g)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			req := report.NewRequest("forecast", report.Options{Window: w, Now: w.Until, Fleet: fl})
-			req.Policies = policies
-			res, err := r.Run(ctx, req)
-			if err != nil {
-				return err
-			}
-			if err := report.Write(cmd.OutOrStdout(), output, res, ""); err != nil {
-				return err
-			}
-			notesToStderr(cmd, output, res)
-			return nil
+			return runOnPolicies(cmd, g, file, fleetFile, output, "forecast", report.Options{Window: w, Now: w.Until})
 		},
 	}
 	fl := cmd.Flags()
