@@ -20,6 +20,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bursar-dev/bursar/internal/cachedir"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -42,19 +43,7 @@ var binaries = []string{"etcd", "kube-apiserver", "kube-scheduler"}
 // ${BURSAR_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bursar}/kube/<Version>/. It does not check
 // that they are there.
 func BinDir() string {
-	root := os.Getenv("BURSAR_CACHE_DIR")
-	if root == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				home = os.TempDir()
-			}
-			base = filepath.Join(home, ".cache")
-		}
-		root = filepath.Join(base, "bursar")
-	}
-	return filepath.Join(root, "kube", Version)
+	return filepath.Join(cachedir.Root(), "kube", Version)
 }
 
 // Cluster is a running control plane. Admin is a config for a user in system:masters.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/bursar-dev/bursar/internal/cachedir"
 	"github.com/ebitengine/purego"
 )
 
@@ -27,19 +28,7 @@ func LibraryPath() string {
 	if p := os.Getenv("BURSAR_CHDB_LIB"); p != "" {
 		return p
 	}
-	root := os.Getenv("BURSAR_CACHE_DIR")
-	if root == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				home = os.TempDir()
-			}
-			base = filepath.Join(home, ".cache")
-		}
-		root = filepath.Join(base, "bursar")
-	}
-	return filepath.Join(root, "chdb", Version, "libchdb.so")
+	return filepath.Join(cachedir.Root(), "chdb", Version, "libchdb.so")
 }
 
 // api is the part of the chDB C ABI this package calls. The functions are bound when the first
