@@ -5,6 +5,7 @@ package nats_test
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -48,12 +49,22 @@ func (v chartValues) includes() []string {
 	return files
 }
 
+var update = flag.Bool("update", false, "copy accounts.conf into values.yaml")
+
+// accountsBlock starts the block of values.yaml that holds accounts.conf, to the file's end.
+const accountsBlock = "      bursar-accounts.conf: |\n"
+
 // TestValuesIncludeBursarsAccounts: the NATS chart's values turn JetStream on and include
-// accounts.conf as it is, and a server configured so refuses anonymous clients.
+// accounts.conf as it is, and a server configured so refuses anonymous clients. After
+// accounts.conf changes (go test ./internal/bus -run TestDeployedAccounts -update),
+// go test ./deploy/nats -update copies it here.
 func TestValuesIncludeBursarsAccounts(t *testing.T) {
 	b, err := os.ReadFile("values.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if *update {
+		b = copyAccounts(t, b)
 	}
 	var v chartValues
 	if err := yaml.Unmarshal(b, &v); err != nil {
@@ -68,7 +79,7 @@ func TestValuesIncludeBursarsAccounts(t *testing.T) {
 		t.Fatalf("config: includes %v, JetStream %v; want accounts.conf's one include, JetStream on", inc, v.Config.Jetstream.Enabled)
 	}
 	if got := v.ConfigMap.Merge.Data[inc[0]]; got != string(want) {
-		t.Fatalf("values.yaml's configMap.merge.data[%q] is not accounts.conf: copy accounts.conf there", inc[0])
+		t.Fatalf("values.yaml's configMap.merge.data[%q] is not accounts.conf: run go test ./deploy/nats -update", inc[0])
 	}
 	startAsTheChartDoes(t, inc[0], string(want))
 }
@@ -134,4 +145,29 @@ func startAsTheChartDoes(t *testing.T, name, accounts string) {
 		}
 		nc.Close()
 	}
+}
+
+// copyAccounts writes accounts.conf into values.yaml's block for it and returns the new file.
+func copyAccounts(t *testing.T, values []byte) []byte {
+	t.Helper()
+	i := strings.Index(string(values), accountsBlock)
+	if i < 0 {
+		t.Fatalf("values.yaml has no %q block to copy accounts.conf into", strings.TrimSpace(accountsBlock))
+	}
+	conf, err := os.ReadFile("accounts.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	out.WriteString(string(values[:i]) + accountsBlock)
+	for _, line := range strings.SplitAfter(string(conf), "\n") {
+		if strings.TrimSpace(line) != "" {
+			out.WriteString("        ")
+		}
+		out.WriteString(line)
+	}
+	if err := os.WriteFile("values.yaml", []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(out.String())
 }
