@@ -30,6 +30,9 @@ const (
 	// answered Slack 503 meanwhile (the user then sees an error, and a second click finds the
 	// approval decided).
 	clickWork = 15 * time.Second
+	// clickWorkers are the forwarded clicks the leader handles at once, as its own endpoint
+	// would: one waiting on a slow Slack does not hold the others past clickWait.
+	clickWorkers = 8
 )
 
 // leading says whether this system's arbiter leads now; false until the service is built.
@@ -92,10 +95,12 @@ func askLeader(ctx context.Context, nc *nats.Conn, cb slackapi.InteractionCallba
 	}
 }
 
-// serveClicks answers the clicks standbys forward, until ctx ends: the leader runs it.
+// serveClicks answers the clicks standbys forward, until ctx ends: the leader runs it. In a
+// handover the old leader may serve for up to leadPoll beside the new one; the queue group gives
+// each click to one of them, so a click is never both decided and refused.
 func serveClicks(ctx context.Context, nc *nats.Conn, buttons slack.ButtonHandler, log *slog.Logger) error {
 	sub, err := bus.Serve(ctx, nc, bus.Service{Name: "forwarded slack click", Subject: bus.SlackClickSubject,
-		Timeout: clickWork, Log: log,
+		Queue: "bursar-leader", Timeout: clickWork, Workers: clickWorkers, Log: log,
 		Handle: func(ctx context.Context, r bus.Request) ([]byte, error) {
 			cb, err := slack.DecodeClick(r.Data)
 			if err != nil {
