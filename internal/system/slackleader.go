@@ -41,12 +41,13 @@ func (s *System) leading() bool { return s.Service != nil && s.Service.Leading()
 // slackSocket is the Socket Mode part: a connection opened each time this arbiter starts leading
 // and closed when it stops, so a standby never receives a click.
 //
-// During a lease handover no arbiter, or for up to leadPoll the old leader too, holds a
-// connection. Slack retries an Events API envelope nobody acknowledged, but a click it cannot
-// deliver is shown to the user as failed; a click the old leader acknowledges after losing the
-// lead changes nothing (the approvals cannot apply it there, and tell the user to try again). The
-// question stays pending in the books, the new leader asks it again on taking the lead (resuming
-// the same message), and a click then decides it.
+// A click during a lease handover: for up to leadPoll either no arbiter holds a connection or
+// the old leader still does. Slack redelivers an Events API envelope nobody acknowledged, but
+// it does not redeliver a click: one no connection takes is shown to the user as failed, and
+// one the old leader acknowledges after losing the lead changes nothing (its approvals cannot
+// apply it, and tell the user to try again). Either way the question stays pending in the
+// books; the new leader asks it again on taking the lead (resuming the same message), and the
+// user's next click decides it.
 func (s *System) slackSocket(sc slack.Config, buttons slack.ButtonHandler) func(context.Context) error {
 	return func(ctx context.Context) error {
 		return whileLeading(ctx, s.leading, leadPoll, func(ctx context.Context) error {
