@@ -40,8 +40,9 @@ func ParseInteraction(body []byte) (slack.InteractionCallback, error) {
 
 // InteractionHandler is the HTTP endpoint Slack posts button clicks to. A request is refused with
 // 401, logged and ignored unless its signature matches the signing secret, its timestamp is
-// within five minutes and it was not seen before. A genuine request always gets 200 (Slack shows
-// an error to the user otherwise); what came of it is logged.
+// within five minutes and it was not seen before. A genuine request gets 200 (Slack shows an
+// error to the user otherwise), unless no leading arbiter took it (503, forward.go); what came
+// of it is logged.
 type InteractionHandler struct {
 	verifier *Verifier
 	buttons  ButtonHandler
@@ -95,7 +96,13 @@ func (h *InteractionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Slack wants an answer within 3 s; the work is a few API calls, done on the request's context.
-	if err := h.buttons.Handle(r.Context(), cb); err != nil {
+	err = h.buttons.Handle(r.Context(), cb)
+	if errors.Is(err, ErrNoLeader) {
+		h.log.Warn("slack interaction not taken: no leading arbiter answered", "user", cb.User.ID, "err", err)
+		http.Error(w, "no leading arbiter; try again", http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
 		h.log.Warn("slack interaction changed nothing", "user", cb.User.ID, "err", err)
 	}
 	w.WriteHeader(http.StatusOK)

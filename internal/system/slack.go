@@ -67,12 +67,11 @@ func (s *System) budgets(o Options) (*arbiter.Budgets, error) {
 	s.parts = append(s.parts, b.Run, func(ctx context.Context) error { return approvals.Run(ctx, approvalSweep) })
 	switch {
 	case !sc.Enabled():
-	case o.SlackListen != "":
-		h := slack.NewInteractionHandler(slack.NewVerifier(sc.SigningSecret, time.Now), buttons, log)
-		s.parts = append(s.parts, func(ctx context.Context) error { return serveInteractions(ctx, o.SlackListen, h, log) })
+	case o.SlackListen != "": // slackleader.go: clicks reach the leader
+		v := slack.NewVerifier(sc.SigningSecret, time.Now)
+		s.parts = append(s.parts, s.slackEndpoint(o.SlackListen, v, buttons, ao.JS.Conn())...)
 	default:
-		_, socket := sc.Client()
-		s.parts = append(s.parts, func(ctx context.Context) error { return slack.RunSocketMode(ctx, socket, buttons, log) })
+		s.parts = append(s.parts, s.slackSocket(sc, buttons))
 	}
 	return b, nil
 }

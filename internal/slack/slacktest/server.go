@@ -48,6 +48,7 @@ type Server struct {
 	AppToken string            // xapp-… accepted by apps.connections.open
 	queued   []json.RawMessage // interactive payloads for the next Socket Mode connection
 	acks     []string          // envelope ids the client acknowledged
+	sockets  socketSet         // Socket Mode connections open now (sockets.go)
 }
 
 // New starts a server that accepts token; it stops when the test ends.

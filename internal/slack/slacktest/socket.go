@@ -2,10 +2,8 @@ package slacktest
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -38,17 +36,19 @@ func (s *Server) connectionsOpen(w http.ResponseWriter, r *http.Request) {
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
 // socket speaks Socket Mode: hello, then each queued envelope, then reads acks until the client
-// goes away.
+// goes away; meanwhile the connection is open (Sockets) and Deliver may send on it.
 func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	c, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
 	defer c.Close()
+	id, k := s.sockets.add(c)
+	defer s.sockets.remove(id)
 	hello := response{"type": "hello", "num_connections": 1,
 		"debug_info":      response{"host": "applink-fake", "build_number": 1, "approximate_connection_time": 18060},
 		"connection_info": response{"app_id": "A0BURSARAPP"}}
-	if c.WriteJSON(hello) != nil {
+	if k.write(hello) != nil {
 		return
 	}
 	s.mu.Lock()
@@ -56,9 +56,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	s.queued = nil
 	s.mu.Unlock()
 	for i, p := range queued {
-		env := response{"envelope_id": fmt.Sprintf("env-%d-%d", time.Now().UnixNano(), i), "type": "interactive",
-			"accepts_response_payload": false, "payload": p}
-		if c.WriteJSON(env) != nil {
+		if k.write(envelope(p, i)) != nil {
 			return
 		}
 	}
