@@ -157,16 +157,20 @@ func backtest(ss []*series, spent []float64, expected [len(levelWindows)][]float
 			}
 		}
 		for w := range levelWindows {
-			if x := value(got[w]); okF[w] && !math.IsNaN(x) {
+			if x := value(got[w]); okF[w] && finite(x) {
 				t.values[w] = append(t.values[w], x)
 			}
 		}
-		if x := value(lin); okL && !math.IsNaN(x) {
+		if x := value(lin); okL && finite(x) {
 			t.linear = append(t.linear, x)
 		}
 	}
 	return t
 }
+
+// finite says whether a trial's total is a number: an origin whose forecast was a few
+// denormal cents makes what came a ratio that overflows, and it tells nothing.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // quantile is the q-quantile of xs, interpolated between order statistics (Hyndman and Fan's
 // type 7, the default of R and NumPy).
