@@ -53,14 +53,23 @@ func Replay(ctx context.Context, o Options) ([]Series, error) {
 	if _, err := os.Stat(filepath.Join(o.Data, "traces")); err != nil {
 		return nil, fmt.Errorf("%w: %s (../shared/data beside the repository): %v", ErrNoData, o.Data, err)
 	}
-	var out []Series
+	runs, err := replays(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return record(ctx, runs)
+}
+
+// replays runs the replays of o, in Replay's order.
+func replays(ctx context.Context, o Options) ([]run, error) {
+	var out []run
 	for _, name := range o.ReplicaTraces {
 		for _, p := range o.ReplicaPolicies {
-			ss, err := replicaSeries(ctx, filepath.Join(o.Data, "traces", "skyserve", name), p)
+			r, err := replicaReplay(ctx, filepath.Join(o.Data, "traces", "skyserve", name), p)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, ss...)
+			out = append(out, r)
 		}
 	}
 	if len(o.ServingPolicies) == 0 {
@@ -72,11 +81,11 @@ func Replay(ctx context.Context, o Options) ([]Series, error) {
 			return nil, err
 		}
 		for _, p := range o.ServingPolicies {
-			ss, err := servingSeries(ctx, in, p)
+			r, err := servingReplay(ctx, in, p)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, ss...)
+			out = append(out, r)
 		}
 	}
 	return out, nil
