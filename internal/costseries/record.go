@@ -161,10 +161,10 @@ func readHeld(ctx context.Context, h anomalywatch.History, r run) ([][]int, erro
 	if err != nil {
 		return nil, err
 	}
-	type groupKey struct{ workload, location, market string }
+	type groupKey struct{ workload, location, market, offer string }
 	index := map[groupKey]int{}
 	for i, g := range r.groups {
-		index[groupKey{g.key.Workload, g.key.Location, g.key.Market}] = i
+		index[groupKey{g.key.Workload, g.key.Location, g.key.Market, g.offer}] = i
 	}
 	held := make([][]int, len(r.groups))
 	last := make([]int, len(r.groups)) // tick of each group's last state
@@ -172,7 +172,7 @@ func readHeld(ctx context.Context, h anomalywatch.History, r run) ([][]int, erro
 		held[i], last[i] = make([]int, ticks), -1
 	}
 	for _, row := range rows {
-		i, ok := index[groupKey{row.Workload, row.Location, row.Market}]
+		i, ok := index[groupKey{row.Workload, row.Location, row.Market, row.Offer}]
 		if !ok {
 			continue // another run's
 		}

@@ -109,10 +109,11 @@ func TestServingSeriesCoverTwoWeeks(t *testing.T) {
 
 // TestRecordedSeriesEqualTheReplays checks that the series read back from the history are the
 // replays' own, summed in process (run.series over run.held, kept as this test's reference):
-// one replica window and one serving trace's policy.
+// one replica window and one serving trace under the planner, which runs two offers in one
+// location and market.
 func TestRecordedSeriesEqualTheReplays(t *testing.T) {
 	o := Options{Data: sharedData, ReplicaTraces: []string{"AWS1"}, ReplicaPolicies: []string{"spothedge"},
-		ServingPolicies: []string{"skyserve"}}
+		ServingPolicies: []string{"bursar-direct"}} // two on-demand offers share a zone
 	ctx := context.Background()
 	runs, err := replays(ctx, o)
 	if errors.Is(err, ErrNoData) {
