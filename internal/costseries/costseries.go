@@ -33,7 +33,7 @@ type Options struct {
 // Round Robin and Even Spread with a spare (about 11 days each), and the two 14-day ServeGen
 // traces under the on-demand autoscaler, SkyServe and Bursar's planner. Every replay is one
 // window over its whole trace. They make 82 series, 152.5 series-weeks, in 14 workloads, in
-// about 15 s on 2 cores.
+// about 35 s on 2 cores, recording included.
 func DefaultOptions() Options {
 	return Options{
 		Data:            DefaultData,
@@ -44,8 +44,10 @@ func DefaultOptions() Options {
 }
 
 // Replay runs the replays of o and returns their series, in a fixed order: replica traces, then
-// serving traces, each by policy in the order given, then by location. It returns ErrNoData
-// (wrapped with the path) when o.Data has no traces.
+// serving traces, each by policy in the order given, then by location. The series are read
+// back from the history the replays were recorded into (record), so Replay needs the embedded
+// engine (libchdb, make setup). It returns ErrNoData (wrapped with the path) when o.Data has no
+// traces.
 func Replay(ctx context.Context, o Options) ([]Series, error) {
 	if o.Data == "" {
 		o.Data = DefaultData
