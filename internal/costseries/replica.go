@@ -51,12 +51,6 @@ func replicaReplay(ctx context.Context, dir, policy string) (run, error) {
 	return replicaRun(tr, cfg.Rules, scheds[0], strings.ToLower(tr.Name)+"-"+policy), nil
 }
 
-// fromSchedule sums one window's schedule into series in process; Replay records it instead.
-func fromSchedule(tr *replay.Trace, rules replay.Rules, s replay.Schedule, workload string) ([]Series, error) {
-	r := replicaRun(tr, rules, s, workload)
-	return r.series(r.held())
-}
-
 // replicaRun is one window's schedule as replica groups: every held spot instance (launching
 // included, as the replay bills it) at the spot price in its zone, on-demand at its price.
 func replicaRun(tr *replay.Trace, rules replay.Rules, s replay.Schedule, workload string) run {

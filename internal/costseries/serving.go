@@ -38,12 +38,6 @@ func servingReplay(ctx context.Context, in *serving.Inputs, policy string) (run,
 	return servingRun(w, s, demandName(in.Demand.Name)+"-"+policy), nil
 }
 
-// fromServing sums a serving schedule into series in process; Replay records it instead.
-func fromServing(w *serving.Window, s serving.Schedule, workload string) ([]Series, error) {
-	r := servingRun(w, s, workload)
-	return r.series(r.held())
-}
-
 // servingRun is a serving schedule as one group per source, with the output tokens each served:
 // a tick's served tokens, min(demand, ready capacity) × 60 as the replay's metrics count them,
 // shared among sources by their ready capacity.
