@@ -33,7 +33,7 @@ type Options struct {
 // Round Robin and Even Spread with a spare (about 11 days each), and the two 14-day ServeGen
 // traces under the on-demand autoscaler, SkyServe and Bursar's planner. Every replay is one
 // window over its whole trace. They make 82 series, 152.5 series-weeks, in 14 workloads, in
-// about 15 s on 2 cores.
+// about 35 s on 2 cores, recording included.
 func DefaultOptions() Options {
 	return Options{
 		Data:            DefaultData,
@@ -44,8 +44,10 @@ func DefaultOptions() Options {
 }
 
 // Replay runs the replays of o and returns their series, in a fixed order: replica traces, then
-// serving traces, each by policy in the order given, then by location. It returns ErrNoData
-// (wrapped with the path) when o.Data has no traces.
+// serving traces, each by policy in the order given, then by location. The series are read
+// back from the history the replays were recorded into (record), so Replay needs the embedded
+// engine (libchdb, make setup). It returns ErrNoData (wrapped with the path) when o.Data has no
+// traces.
 func Replay(ctx context.Context, o Options) ([]Series, error) {
 	if o.Data == "" {
 		o.Data = DefaultData
@@ -53,14 +55,23 @@ func Replay(ctx context.Context, o Options) ([]Series, error) {
 	if _, err := os.Stat(filepath.Join(o.Data, "traces")); err != nil {
 		return nil, fmt.Errorf("%w: %s (../shared/data beside the repository): %v", ErrNoData, o.Data, err)
 	}
-	var out []Series
+	runs, err := replays(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return record(ctx, runs)
+}
+
+// replays runs the replays of o, in Replay's order.
+func replays(ctx context.Context, o Options) ([]run, error) {
+	var out []run
 	for _, name := range o.ReplicaTraces {
 		for _, p := range o.ReplicaPolicies {
-			ss, err := replicaSeries(ctx, filepath.Join(o.Data, "traces", "skyserve", name), p)
+			r, err := replicaReplay(ctx, filepath.Join(o.Data, "traces", "skyserve", name), p)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, ss...)
+			out = append(out, r)
 		}
 	}
 	if len(o.ServingPolicies) == 0 {
@@ -72,11 +83,11 @@ func Replay(ctx context.Context, o Options) ([]Series, error) {
 			return nil, err
 		}
 		for _, p := range o.ServingPolicies {
-			ss, err := servingSeries(ctx, in, p)
+			r, err := servingReplay(ctx, in, p)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, ss...)
+			out = append(out, r)
 		}
 	}
 	return out, nil

@@ -106,3 +106,42 @@ func TestServingSeriesCoverTwoWeeks(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedSeriesEqualTheReplays checks that the series read back from the history are the
+// replays' own, summed in process (run.series over run.held, kept as this test's reference):
+// one replica window and one serving trace under the planner, which runs two offers in one
+// location and market.
+func TestRecordedSeriesEqualTheReplays(t *testing.T) {
+	o := Options{Data: sharedData, ReplicaTraces: []string{"AWS1"}, ReplicaPolicies: []string{"spothedge"},
+		ServingPolicies: []string{"bursar-direct"}} // two on-demand offers share a zone
+	ctx := context.Background()
+	runs, err := replays(ctx, o)
+	if errors.Is(err, ErrNoData) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = runs[:2] // AWS1 and the first ServeGen trace: enough, and quicker
+	var want []Series
+	for _, r := range runs {
+		ss, err := r.series(r.held())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ss...)
+	}
+	got, err := record(ctx, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("%d series read back, %d replayed", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Key != w.Key || !g.Start.Equal(w.Start) || !near(g.USDPerHour, w.USDPerHour) || !near(g.GPUs, w.GPUs) || !near(g.Tokens, w.Tokens) {
+			t.Errorf("series %s read back differs from the replay's (key %s, %d steps for %d)", w.Key, g.Key, g.Len(), w.Len())
+		}
+	}
+}

@@ -1,8 +1,10 @@
 // Package costseries builds cost series from the project's own replays of the shared traces:
 // `arbiter replay` (internal/replay, spot capacity traces at a fixed replica target) and
 // `arbiter replay --serving` (internal/serving, token demand on several GPU types), run in
-// process, their spend read tick by tick and summed into 5-minute steps per workload × location ×
-// GPU type × market. The anomaly detector's benchmark and the forecast's backtest read them.
+// process. What they held is recorded as the live system records it (replica.state events on an
+// embedded bus, the recorder, the embedded store) and read back with the anomaly watcher's reader,
+// tick by tick, summed into 5-minute steps per workload × location × GPU type × market. The
+// anomaly detector's benchmark and the forecast's backtest read them.
 // Everything here is deterministic: the replays are seeded and their inputs are files.
 package costseries
 

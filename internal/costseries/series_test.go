@@ -2,7 +2,11 @@ package costseries
 
 import (
 	"math"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/events"
 
 	"github.com/bursar-dev/bursar/internal/replay"
 	"github.com/bursar-dev/bursar/internal/serving"
@@ -24,7 +28,8 @@ func TestFromScheduleByHand(t *testing.T) {
 		}
 		s.Held, s.OnDemand = append(s.Held, held), append(s.OnDemand, od)
 	}
-	ss, err := fromSchedule(tr, replay.Rules{ODRatio: 3}, s, "w")
+	r := replicaRun(tr, replay.Rules{ODRatio: 3}, s, "w")
+	ss, err := r.series(r.held())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +69,8 @@ func TestFromServingByHand(t *testing.T) {
 		s.Held = append(s.Held, []int{1, 2})
 		s.Ready = append(s.Ready, []int{1, 2})
 	}
-	ss, err := fromServing(w, s, "w")
+	r := servingRun(w, s, "w")
+	ss, err := r.series(r.held())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,4 +100,49 @@ func near(got, want []float64) bool {
 		}
 	}
 	return true
+}
+
+// TestEventsReportChangesAndEvery15Minutes checks what a group reports: its first tick, each
+// change, and a repeat after 15 minutes without one; a group that never spent reports nothing.
+func TestEventsReportChangesAndEvery15Minutes(t *testing.T) {
+	held := make([]int, 70) // 35 minutes of 30 s ticks
+	for tk := range held {
+		held[tk] = 1
+		if tk >= 5 && tk < 8 {
+			held[tk] = 2
+		}
+	}
+	r := run{tick: 30 * time.Second, groups: []group{
+		{key: Key{"w", "z", "V100", Spot}, provider: "aws", offer: "p3.2xlarge", usd: 1, gpus: 1, held: held},
+		{key: Key{"w", "any", "V100", OnDemand}, provider: "aws", offer: "p3.2xlarge", usd: 3, gpus: 1, held: make([]int, 70)},
+	}}
+	var got []int
+	for _, e := range r.events() {
+		rs := e.(*events.ReplicaState)
+		if rs.Location != "z" || rs.Ready != held[rs.At.Sub(Epoch)/r.tick] {
+			t.Fatalf("event %+v", rs)
+		}
+		got = append(got, int(rs.At.Sub(Epoch)/r.tick))
+	}
+	want := []int{0, 5, 8, 38, 68} // 38 and 68: 30 ticks (15 min) after the last report
+	if !slices.Equal(got, want) {
+		t.Fatalf("reported at ticks %v, want %v", got, want)
+	}
+}
+
+// TestFillCarriesAStateUntilItIsStale checks the read-back rule: a group holds its last state
+// for 15 minutes, then nothing.
+func TestFillCarriesAStateUntilItIsStale(t *testing.T) {
+	held := make([]int, 40)
+	held[2] = 3
+	fill(held, 2, 40, 30*time.Second)
+	for tk, n := range held {
+		want := 0
+		if tk >= 2 && tk <= 32 {
+			want = 3
+		}
+		if n != want {
+			t.Fatalf("tick %d holds %d, want %d", tk, n, want)
+		}
+	}
 }

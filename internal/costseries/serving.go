@@ -14,19 +14,17 @@ import (
 const servingTick = time.Minute
 
 // servingSeries replays policy over one window covering the whole of in (SERVING.md's rules: its
-// sources, prices, 5-minute cold start) and returns one series per source with some spend, with
-// the output tokens each served: a tick's served tokens, min(demand, ready capacity) × 60 as the
-// replay's metrics count them, shared among sources by their ready capacity.
-func servingSeries(ctx context.Context, in *serving.Inputs, policy string) ([]Series, error) {
+// sources, prices, 5-minute cold start) and returns its groups, one per source (servingRun).
+func servingReplay(ctx context.Context, in *serving.Inputs, policy string) (run, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return run{}, err
 	}
 	cfg := serving.DefaultConfig()
 	ticks := in.Ticks()
 	w := in.Window(0, ticks, cfg.ColdStart)
 	p, err := serving.New(policy, serving.Env{Sources: w.Sources, ColdStart: w.ColdStart, Seed: cfg.Seed, PastDemand: w.Past}, w)
 	if err != nil {
-		return nil, err
+		return run{}, err
 	}
 	s, err := serving.Simulate(p, w)
 	if c, ok := p.(interface{ Close() error }); ok {
@@ -35,25 +33,24 @@ func servingSeries(ctx context.Context, in *serving.Inputs, policy string) ([]Se
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("replaying %s on %s: %w", policy, in.Demand.Name, err)
+		return run{}, fmt.Errorf("replaying %s on %s: %w", policy, in.Demand.Name, err)
 	}
-	return fromServing(w, s, demandName(in.Demand.Name)+"-"+policy)
+	return servingRun(w, s, demandName(in.Demand.Name)+"-"+policy), nil
 }
 
-// fromServing sums a serving schedule into one series per source.
-func fromServing(w *serving.Window, s serving.Schedule, workload string) ([]Series, error) {
-	per, err := ticksPerStep(servingTick)
-	if err != nil {
-		return nil, err
-	}
+// servingRun is a serving schedule as one group per source, with the output tokens each served:
+// a tick's served tokens, min(demand, ready capacity) × 60 as the replay's metrics count them,
+// shared among sources by their ready capacity.
+func servingRun(w *serving.Window, s serving.Schedule, workload string) run {
 	ticks := len(s.Held)
-	accs := make([]*accumulator, len(w.Sources))
+	r := run{tick: servingTick, groups: make([]group, len(w.Sources))}
 	for i, src := range w.Sources {
 		market := OnDemand
 		if src.Spot {
 			market = Spot
 		}
-		accs[i] = newAccumulator(Key{workload, src.Zone, src.Type, market}, ticks, per, true)
+		r.groups[i] = group{key: Key{workload, src.Zone, src.Type, market}, provider: "gcp", offer: src.Type,
+			usd: src.USDPerHour, gpus: src.GPUs, held: make([]int, ticks), tokens: make([]float64, ticks)}
 	}
 	for t := range ticks {
 		capacity := 0.0
@@ -62,15 +59,14 @@ func fromServing(w *serving.Window, s serving.Schedule, workload string) ([]Seri
 		}
 		served := min(w.Demand[t], capacity) * 60
 		for i, src := range w.Sources {
-			held := float64(s.Held[t][i])
-			share := 0.0
+			r.groups[i].held[t] = s.Held[t][i]
 			if capacity > 0 {
-				share = float64(s.Ready[t][i]) * src.Rate / capacity
+				share := float64(s.Ready[t][i]) * src.Rate / capacity
+				r.groups[i].tokens[t] = served * share
 			}
-			accs[i].add(t, held*src.USDPerHour, held*float64(src.GPUs), served*share)
 		}
 	}
-	return spent(accs), nil
+	return r
 }
 
 // demandName is a demand file's short name, ".../m-large_per_minute.csv" → "m-large".
