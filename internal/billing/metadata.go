@@ -35,15 +35,22 @@ type ColumnDefinition struct {
 	ProviderName string `json:"ProviderName,omitempty"` // set on provider (x_) columns
 }
 
-// NewMetadata describes a dataset of columns made by generator at created. Provider columns
-// take their type from extra (String when absent). The schema id is a digest of the column
-// definitions, so the same columns always have the same id.
+// NewMetadata describes a dataset of columns made by generator at created, in this package's
+// FOCUS version. Provider columns take their type from extra (String when absent). The schema id
+// is a digest of the column definitions, so the same columns always have the same id.
 func NewMetadata(generator string, columns []string, extra map[string]Type, created time.Time) Metadata {
+	return MetadataOf(Version, Lookup, generator, columns, extra, created)
+}
+
+// MetadataOf is NewMetadata for a FOCUS version whose columns lookup describes (another version's
+// table than this package's).
+func MetadataOf(version string, lookup func(string) (Column, bool), generator string, columns []string,
+	extra map[string]Type, created time.Time) Metadata {
 	defs := make([]ColumnDefinition, 0, len(columns))
 	var sig strings.Builder
 	for _, c := range columns {
 		d := ColumnDefinition{ColumnName: c, DataType: String.String()}
-		if col, ok := Lookup(c); ok {
+		if col, ok := lookup(c); ok {
 			d.DataType = col.Type.String()
 		} else {
 			d.ProviderName = generator
@@ -54,8 +61,8 @@ func NewMetadata(generator string, columns []string, extra map[string]Type, crea
 		defs = append(defs, d)
 		sig.WriteString(d.ColumnName + ":" + d.DataType + ";")
 	}
-	sum := sha256.Sum256([]byte(Version + ";" + sig.String()))
+	sum := sha256.Sum256([]byte(version + ";" + sig.String()))
 	return Metadata{DataGenerator: DataGenerator{generator}, Schemas: []Schema{{
-		SchemaID: hex.EncodeToString(sum[:8]), FocusVersion: Version, CreationDate: created.UTC().Format(time.RFC3339),
+		SchemaID: hex.EncodeToString(sum[:8]), FocusVersion: version, CreationDate: created.UTC().Format(time.RFC3339),
 		ColumnDefinitions: defs}}}
 }
