@@ -86,17 +86,13 @@ type change struct {
 	a  anomaly.Anomaly
 }
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now().UTC() }
-
 // New returns a watcher; Run starts it, or the caller drives it with Tick.
 func New(o Options) (*Watcher, error) {
 	if o.Config == nil || o.Spend == nil || o.Publisher == nil {
 		return nil, errors.New("the anomaly watcher needs a fleet config, the arbiter's spend and a publisher")
 	}
 	if o.Clock == nil {
-		o.Clock = wallClock{}
+		o.Clock = arbiter.WallClock{}
 	}
 	if o.Detector.Step <= 0 {
 		o.Detector = anomaly.DefaultConfig()

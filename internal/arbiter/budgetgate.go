@@ -81,7 +81,7 @@ var (
 // NewBudgets returns budgets; Run starts them and Ready says when they can answer.
 func NewBudgets(o BudgetOptions) *Budgets {
 	if o.Clock == nil {
-		o.Clock = wallClock{}
+		o.Clock = WallClock{}
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)

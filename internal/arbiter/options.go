@@ -58,7 +58,7 @@ func (o *Options) defaults() error {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Clock == nil {
-		o.Clock = wallClock{}
+		o.Clock = WallClock{}
 	}
 	if o.Gate == nil {
 		o.Gate = NoGate{}

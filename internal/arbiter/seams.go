@@ -16,9 +16,10 @@ import (
 // exec.go).
 type Clock interface{ Now() time.Time }
 
-type wallClock struct{}
+// WallClock is the real time, in UTC: the Clock of everything that runs for real.
+type WallClock struct{}
 
-func (wallClock) Now() time.Time { return time.Now().UTC() }
+func (WallClock) Now() time.Time { return time.Now().UTC() }
 
 // Proposal is what one planning pass wants to do, put to a gate as a whole, so that a budget
 // judges the net change of a plan (a move's launch with the saving of the replica it replaces, a
