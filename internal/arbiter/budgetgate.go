@@ -251,9 +251,10 @@ func (b *Budgets) Caps(context.Context) ([]placement.Budget, error) {
 		return nil, errors.New("budget spend is still loading")
 	}
 	since := earliest(now)
-	alerts := b.gate.Evaluate(now, b.ledger.Intervals(since))
+	ivs := b.ledger.Intervals(since) // copies: the forecasts run outside the lock
 	b.ledger.Prune(since.Add(-24 * time.Hour))
 	b.mu.Unlock()
+	alerts := b.gate.Evaluate(now, ivs)
 	b.queueAlerts(alerts)
 	return b.gate.Caps(now), nil
 }

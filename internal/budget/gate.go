@@ -113,6 +113,7 @@ func (s Status) Active(a Action) bool {
 type Gate struct {
 	mu       sync.Mutex
 	policies []Policy
+	gen      uint64 // counts SetPolicies, so Evaluate knows its measures are of the policies in force
 	tracker  Tracker
 	status   map[string]Status
 }
@@ -135,6 +136,7 @@ func (g *Gate) SetPolicies(ps []Policy) {
 		}
 	}
 	g.policies = slices.Clone(ps)
+	g.gen++
 }
 
 // Policies returns the policies in force.
@@ -152,17 +154,31 @@ func (g *Gate) Restore(alerts []*events.BudgetAlert) {
 }
 
 // Evaluate measures every policy's spend at now from the replica intervals and returns the
-// budget.alert events to publish.
+// budget.alert events to publish. The spends are measured outside the lock: a forecast backtests
+// weeks of hours, and Review, on a reclaim's path, must not wait for it. One caller at a time
+// (the arbiter's full pass) steps the alert tracker.
 func (g *Gate) Evaluate(now time.Time, ivs []Interval) []*events.BudgetAlert {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var out []*events.BudgetAlert
-	for _, p := range g.policies {
-		s := Measure(p, ivs, now)
-		g.status[p.Name] = Status{Policy: p, Spend: s, Reached: Reached(p, s)}
-		out = append(out, g.tracker.Step(p, s, now)...)
+	for {
+		g.mu.Lock()
+		policies, gen := g.policies, g.gen // SetPolicies replaces the slice, never changes it
+		g.mu.Unlock()
+		spends := make([]Spend, len(policies))
+		for i, p := range policies {
+			spends[i] = Measure(p, ivs, now)
+		}
+		g.mu.Lock()
+		if g.gen != gen { // the policies changed meanwhile: measure the new ones
+			g.mu.Unlock()
+			continue
+		}
+		var out []*events.BudgetAlert
+		for i, p := range policies {
+			g.status[p.Name] = Status{Policy: p, Spend: spends[i], Reached: Reached(p, spends[i])}
+			out = append(out, g.tracker.Step(p, spends[i], now)...)
+		}
+		g.mu.Unlock()
+		return out
 	}
-	return out
 }
 
 // Statuses returns every policy's position as of the last evaluation, by name.
