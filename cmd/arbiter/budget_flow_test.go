@@ -57,6 +57,7 @@ type flow struct {
 	sim       *sim.Fleet
 	slack     *slacktest.Server
 	approvals *bslack.Approvals
+	budgets   *arbiter.Budgets
 	endpoint  http.Handler
 	reg       *prometheus.Registry
 	logs      *testkit.Log
@@ -79,6 +80,7 @@ func startFlow(t *testing.T, env *bustest.Env, day time.Time) *flow {
 	budgets := arbiter.NewBudgets(arbiter.BudgetOptions{Config: cfg, JS: env.JS, Approvals: system.NewSlackApprovals(f.approvals),
 		Clock: f.clock, Log: log})
 	system.NewSlackApprovals(f.approvals).Answer(budgets)
+	f.budgets = budgets
 	svc, err := arbiter.New(ctx, arbiter.Options{Config: cfg, JS: env.JS, Actuator: actuate.Router{"a": f.sim, "b": f.sim},
 		Log: log, Registry: f.reg, Clock: f.clock, Gate: budgets, Caps: budgets, Identity: "flow", LeaseTTL: time.Second,
 		Policy: placement.Policy{MaxHedge: -1}, Debounce: 5 * time.Millisecond, Interval: 20 * time.Millisecond,
@@ -199,6 +201,11 @@ func TestBudgetFlowScript(t *testing.T) {
 	people.mustCLI(t, "bob", "budget", "set", "search-daily", "--scope", "team=search", "--period", "day",
 		"--limit", "100", "--alert", "80%", "--approve-over", "5/h", "--approvers", approverID,
 		"--approval-timeout", "20m")
+	// A write is answered once it is stored; the gate hears of it from the bucket a moment later.
+	waitFor(t, "bob's revision is in force", func() bool {
+		ps := f.budgets.Policies()
+		return len(ps) == 1 && time.Duration(ps[0].ApprovalTimeout) == 20*time.Minute
+	})
 
 	// 00:00: llm's only offer costs 6 USD/h, over the 5/h a plan may add unasked.
 	f.price("us-east-1a", "H100-80GB", 6)
