@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -53,13 +54,13 @@ func (w *Watcher) Load(ctx context.Context) error {
 // follow heeds every answer stored and every one stored later (by this arbiter or another one
 // that got the click), until ctx ends. It returns once the stored ones are read.
 func (w *Watcher) follow(ctx context.Context) error {
-	kw, err := w.o.Answers.WatchAll(ctx)
+	kw, err := bus.Watch(ctx, w.o.Answers, ">", w.o.Log)
 	if err != nil {
 		return fmt.Errorf("following anomaly answers: %w", err)
 	}
 	loaded := make(chan struct{})
 	go func() {
-		defer kw.Stop() //nolint:errcheck // the connection may be closing
+		defer kw.Stop()
 		for e := range kw.Updates() {
 			if e == nil {
 				close(loaded)

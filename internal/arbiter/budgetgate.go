@@ -144,7 +144,7 @@ func (b *Budgets) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() {
 		warned := map[string]string{}
-		errc <- store.Watch(ctx, func(ps []budget.Policy) {
+		errc <- store.Watch(ctx, b.o.Log, func(ps []budget.Policy) {
 			b.warnPolicies(ps, warned)
 			b.gate.SetPolicies(ps)
 			b.mu.Lock()

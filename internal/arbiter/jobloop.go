@@ -17,7 +17,7 @@ import (
 
 // jobIO is the job loop's hold on the bus: a watch of the jobs bucket and the admin service.
 type jobIO struct {
-	watch jetstream.KeyWatcher
+	watch *bus.Watcher
 	admin *nats.Subscription
 }
 
@@ -33,7 +33,7 @@ func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
 			return nil, err
 		}
 	}
-	io.watch, err = k.runs.KV.WatchAll(ctx)
+	io.watch, err = bus.Watch(ctx, k.runs.KV, ">", k.log)
 	if err != nil {
 		return nil, fmt.Errorf("watching KV bucket %s: %w", bus.BucketJobs, err)
 	}
@@ -45,7 +45,7 @@ func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
 	}
 	io.admin, err = k.runs.Serve(ctx, nc, k.cfg, k.clock.Now, k.log)
 	if err != nil {
-		_ = io.watch.Stop()
+		io.watch.Stop()
 		return nil, err
 	}
 	return io, nil
@@ -54,7 +54,7 @@ func (k *books) openJobs(ctx context.Context, nc *nats.Conn) (*jobIO, error) {
 // jobLoop follows the bucket (new submissions, cancels, a leader's state for a standby) and
 // writes the runs the leader changed, until ctx ends. It signals changed when a plan may change.
 func (k *books) jobLoop(ctx context.Context, io *jobIO, changed chan struct{}) {
-	defer func() { _ = io.watch.Stop(); _ = io.admin.Unsubscribe() }()
+	defer func() { io.watch.Stop(); _ = io.admin.Unsubscribe() }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

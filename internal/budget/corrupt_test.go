@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestWatchRestoresACorruptPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := make(chan []Policy, 64)
-	go func() { _ = s.Watch(ctx, func(ps []Policy) { seen <- ps }) }()
+	go func() { _ = s.Watch(ctx, slog.New(slog.DiscardHandler), func(ps []Policy) { seen <- ps }) }()
 	<-seen
 	kv, err := env.JS.KeyValue(ctx, bus.BucketBudgets)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -165,13 +166,14 @@ func (s *Store) History(ctx context.Context, name string) ([]Revision, error) {
 }
 
 // Watch calls apply with every live policy, once the bucket's current contents are read and then
-// after every change, until ctx ends. The arbiter uses it to keep its Gate current.
-func (s *Store) Watch(ctx context.Context, apply func([]Policy)) error {
-	w, err := s.kv.WatchAll(ctx)
+// after every change, until ctx ends, across restarts of the server (bus.Watch). The arbiter
+// uses it to keep its Gate current.
+func (s *Store) Watch(ctx context.Context, log *slog.Logger, apply func([]Policy)) error {
+	w, err := bus.Watch(ctx, s.kv, ">", log)
 	if err != nil {
 		return fmt.Errorf("watching budget policies: %w", err)
 	}
-	defer w.Stop() //nolint:errcheck // nothing to do about it at exit
+	defer w.Stop()
 	live := map[string]Policy{}
 	good := map[string][]byte{} // the last value of each key that was a revision
 	loaded := false             // the watcher sends nil once the current contents are read
@@ -181,7 +183,7 @@ func (s *Store) Watch(ctx context.Context, apply func([]Policy)) error {
 			return nil
 		case e, ok := <-w.Updates():
 			if !ok {
-				return errors.New("watching budget policies: the watcher stopped")
+				return nil // ctx ended
 			}
 			switch {
 			case e == nil:

@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"sync"
 	"testing"
@@ -83,7 +84,7 @@ func TestStoreListAndWatch(t *testing.T) {
 	var mu sync.Mutex
 	seen := make(chan []string, 16)
 	go func() {
-		_ = s.Watch(ctx, func(ps []Policy) {
+		_ = s.Watch(ctx, slog.New(slog.DiscardHandler), func(ps []Policy) {
 			mu.Lock()
 			defer mu.Unlock()
 			var names []string

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -17,7 +18,10 @@ func EachLatest(ctx context.Context, kv jetstream.KeyValue, filter string, fn fu
 	defer func() { _ = w.Stop() }()
 	for {
 		select {
-		case e := <-w.Updates():
+		case e, ok := <-w.Updates():
+			if !ok { // nats.go gave the watch up (the server went away): the values are not all read
+				return fmt.Errorf("reading %s: the watch stopped before every value was read", kv.Bucket())
+			}
 			if e == nil { // every current value was delivered
 				return nil
 			}
