@@ -42,12 +42,11 @@ func (l *ledger) launchTimeout(location, workload string) time.Duration {
 // next plan places the replica elsewhere at once and nothing stays launching. A move for price
 // whose launches all failed leaves the workload's cooldown as it was before.
 func (l *ledger) giveUp(now time.Time, dirty map[string]bool) {
-	pending := l.mk.pendingForCapacity()
 	for _, w := range l.workloadNames() {
 		b := l.books[w]
 		var moved []actuate.Group // groups where a launch of the last move was given up
 		for _, g := range groupsOf(b) {
-			p := pending[g]
+			p := l.reported[g].noCapacity
 			for _, st := range l.stuck(b, g, p.n, p.at, now) {
 				if b.lastMove(b.Replicas[st.i]) {
 					moved = append(moved, g)

@@ -47,6 +47,10 @@ type ledger struct {
 	// read and counted without the lock (books.numberReport).
 	truth     truth
 	reportSeq atomic.Uint64
+	// reported are the market's counts of each reported group as settle last read them, of the
+	// reports numbered reportedVer (market.countsSince).
+	reported    map[actuate.Group]counts
+	reportedVer uint64
 	// jobs are the deadline-bound jobs (bursar.yaml's and submitted ones; see jobtable.go).
 	jobs jobTable
 	// badSpecs are the submission keys found holding something else, by the revision found;

@@ -37,6 +37,9 @@ type market struct {
 	// observedAt is when each group was last observed: a report read back from the bus may
 	// arrive after a newer one the leader folded directly, and must not undo it.
 	observedAt map[actuate.Group]time.Time
+	// observedVer numbers the states of observed, from 1: settling copies the counts it reads
+	// (countsSince) only when a report changed them.
+	observedVer uint64
 	// instance is, by instance or node name, the groups running there, each with whether it was
 	// last reported not ready yet there. A node may run replicas of several workloads.
 	instance map[string]map[actuate.Group]bool
@@ -69,7 +72,7 @@ type gpuUtil struct {
 func newMarket(cfg *fleet.Config) *market {
 	return &market{cfg: cfg, history: map[string][]placement.Observation{},
 		notices: map[string]notice{}, observed: map[actuate.Group]actuate.Observed{}, observedAt: map[actuate.Group]time.Time{},
-		instance: map[string]map[actuate.Group]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{},
+		observedVer: 1, instance: map[string]map[actuate.Group]bool{}, seen: map[string]seenSpan{}, rates: map[string]*rate{},
 		byWorkload: map[string][]*rate{}, series: map[string]*demandSeries{}, util: map[string]gpuUtil{}}
 }
 
@@ -124,6 +127,7 @@ func (m *market) fold(obs []actuate.Observed, at time.Time, newerOnly bool) {
 			continue
 		}
 		m.observedAt[o.Group] = at
+		m.observedVer++
 		if o.Instances == nil && o.Starting == nil {
 			o.Instances, o.Starting = m.observed[o.Group].Instances, m.observed[o.Group].Starting
 		}
@@ -370,30 +374,30 @@ func (m *market) firstReceived(ids []string) time.Time {
 	return first
 }
 
-// reported is, per group, one figure of the actuator's last report on it (its desired or its
-// ready replicas).
-func (m *market) reported(figure func(actuate.Observed) int) map[actuate.Group]int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make(map[actuate.Group]int, len(m.observed))
-	for g, o := range m.observed {
-		out[g] = figure(o)
-	}
-	return out
+// counts are what settling reads of a group's last report: its desired and ready replicas, and
+// those pending for want of capacity with when they were reported (n 0 for any other reason).
+type counts struct {
+	desired, ready int
+	noCapacity     pendingReport
 }
 
-// pendingForCapacity is, per group, how many replicas the actuator last reported pending for
-// want of capacity, and when.
-func (m *market) pendingForCapacity() map[actuate.Group]pendingReport {
+// countsSince returns every reported group's counts and the version of the reports they are of;
+// where ver is that version still, it copies nothing and reports false.
+func (m *market) countsSince(ver uint64) (map[actuate.Group]counts, uint64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[actuate.Group]pendingReport{}
-	for g, o := range m.observed {
-		if o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity {
-			out[g] = pendingReport{n: o.Pending, at: m.observedAt[g]}
-		}
+	if ver == m.observedVer {
+		return nil, ver, false
 	}
-	return out
+	out := make(map[actuate.Group]counts, len(m.observed))
+	for g, o := range m.observed {
+		c := counts{desired: o.Desired, ready: o.Ready}
+		if o.Pending > 0 && o.Reason == actuate.ReasonNoCapacity {
+			c.noCapacity = pendingReport{n: o.Pending, at: m.observedAt[g]}
+		}
+		out[g] = c
+	}
+	return out, m.observedVer, true
 }
 
 // runsSince says whether a report on g made since since holds its count n, running or starting,

@@ -63,11 +63,11 @@ func (l *ledger) noteReport(obs []actuate.Observed, seq uint64) {
 // says it was reclaimed, so its survival still counts for the offer's hazard, as a drained one's
 // does.
 func (l *ledger) reconcile(now time.Time, dirty map[string]bool) {
-	desired := l.mk.reported(func(o actuate.Observed) int { return o.Desired })
 	for _, w := range l.workloadNames() {
 		b := l.books[w]
 		for _, g := range groupsOf(b) {
-			n, ok := desired[g]
+			c, ok := l.reported[g]
+			n := c.desired
 			if !ok || l.truth.seq[g] <= l.truth.applied[g] || groupBusy(b, g) {
 				continue
 			}

@@ -18,6 +18,9 @@ import (
 // workloads whose books changed.
 func (l *ledger) settle(now time.Time) map[string]bool {
 	dirty := map[string]bool{}
+	if c, ver, changed := l.mk.countsSince(l.reportedVer); changed {
+		l.reported, l.reportedVer = c, ver
+	}
 	l.applyNotices(now, dirty)
 	l.checkpoints(now, dirty)
 	l.retire(now, dirty)
@@ -222,11 +225,10 @@ func retireID(workload, replica string) string {
 // launching when it shrinks (a pod restarting). Reclaimed replicas are counted as ready until
 // their deadline.
 func (l *ledger) promote(dirty map[string]bool) {
-	obs := l.mk.reported(func(o actuate.Observed) int { return o.Ready })
 	for w, b := range l.books {
 		for _, g := range groupsOf(b) {
-			ready, ok := obs[g]
-			if ok && settleGroup(b, g, ready) {
+			c, ok := l.reported[g]
+			if ok && settleGroup(b, g, c.ready) {
 				dirty[w] = true
 			}
 		}
