@@ -78,3 +78,27 @@ func TestAnomaliesReportRefusesGrouping(t *testing.T) {
 		t.Fatalf("err %v, want one naming --by", err)
 	}
 }
+
+// The dashboard's anomalies panel shows, for the anomalies updated in its range, the state,
+// impact and peak that report anomalies gives them; a redelivered row counts once.
+func TestDashboardAnomaliesMatchReport(t *testing.T) {
+	st := storetest.New(t)
+	seedAnomalies(t, st)
+	rows, err := queryRows[struct {
+		Series string  `json:"series"`
+		State  string  `json:"state"`
+		Peak   float64 `json:"peak_usd_per_hour"`
+		Impact float64 `json:"impact_usd"`
+	}](context.Background(), st, expand(panelSQL(t, "Cost anomalies"), st.Database(), at("09:00").Unix(), at("12:00").Unix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s %s peak=%g impact=%g", r.Series, r.State, r.Peak, r.Impact))
+	}
+	want := []string{"workload=llm closed peak=140 impact=60", "team=search open peak=180 impact=13"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("panel rows:\n%s\nwant (as report anomalies):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
