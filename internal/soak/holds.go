@@ -32,7 +32,7 @@ func approvalPolicy(workload string) budget.Policy {
 // arbiters'. The bucket keeps 8 revisions a book, so a watcher that restarts after a node fault
 // still sees each of them.
 type holdWatch struct {
-	w       jetstream.KeyWatcher
+	w       *bus.Watcher
 	done    chan struct{}
 	mu      sync.Mutex
 	holds   map[string]arbiter.Hold
@@ -46,7 +46,7 @@ func (r *rig) watchHolds(ctx context.Context) (*holdWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watching the books for holds: %w", err)
 	}
-	w, err := kv.WatchAll(ctx)
+	w, err := bus.Watch(ctx, kv, ">", r.log.With("part", "holds")) // through the fault run's restarts
 	if err != nil {
 		return nil, fmt.Errorf("watching the books for holds: %w", err)
 	}
@@ -157,7 +157,7 @@ func (hw *holdWatch) held(hold string) bool {
 }
 
 func (hw *holdWatch) stop() {
-	_ = hw.w.Stop()
+	hw.w.Stop()
 	<-hw.done
 }
 
