@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bursar-dev/bursar/internal/bus"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bursar-dev/bursar/internal/bus"
 )
 
 // Answer records a person's answer: stored in the answers bucket (when the watcher has one),
