@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bursar-dev/bursar/internal/health/healthtest"
 	"github.com/bursar-dev/bursar/internal/promtest"
 )
 
@@ -36,16 +37,16 @@ func TestE2EPrometheusScrapesTheLiveSystem(t *testing.T) {
 	bin := buildPrograms(t)
 	dir := t.TempDir()
 	fleetFile, collectorFile := demoFleet(t, dir), collectorConfig(t, dir)
-	data, natsAddr := filepath.Join(dir, "data"), freeAddr(t)
-	arbiterAddr, collectorAddr, reportAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	data, natsAddr := filepath.Join(dir, "data"), healthtest.FreeAddr(t)
+	arbiterAddr, collectorAddr, reportAddr := healthtest.FreeAddr(t), healthtest.FreeAddr(t), healthtest.FreeAddr(t)
 	bus := []string{"--data-dir", data, "--nats", "nats://" + natsAddr, "--log-level", "info"}
 
-	start(t, filepath.Join(bin, "arbiter"), nil, "--data-dir", data, "--log-level", "info", "run", "--config", fleetFile,
+	promtest.Run(t, filepath.Join(bin, "arbiter"), nil, "--data-dir", data, "--log-level", "info", "run", "--config", fleetFile,
 		"--listen", natsAddr, "--metrics-listen", arbiterAddr, "--console-listen", "")
 	awaitReady(t, "arbiter run", arbiterAddr)
-	start(t, filepath.Join(bin, "collector"), nil, append(bus, "run", "--config", collectorFile,
+	promtest.Run(t, filepath.Join(bin, "collector"), nil, append(bus, "run", "--config", collectorFile,
 		"--metrics-listen", collectorAddr)...)
-	start(t, filepath.Join(bin, "report"), []string{"BURSAR_SLACK_API_URL=" + fakeSlack(t),
+	promtest.Run(t, filepath.Join(bin, "report"), []string{"BURSAR_SLACK_API_URL=" + fakeSlack(t),
 		"BURSAR_SLACK_BOT_TOKEN=xoxb-test", "BURSAR_SLACK_CHANNEL=C0REPORTS"},
 		append(bus, "serve", "--report", "cost", "--schedule", "0 0 1 1 *", "--fleet", fleetFile,
 			"--metrics-listen", reportAddr)...)

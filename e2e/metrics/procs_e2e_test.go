@@ -5,7 +5,6 @@ package metrics_test
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,39 +97,6 @@ func fakeSlack(t *testing.T) string {
 	return srv.URL + "/api/"
 }
 
-// start runs bin with args and env beside the test's, its output in a log file printed if the
-// test fails, and stops it (SIGTERM, then SIGKILL after 15 s) when the test ends.
-func start(t *testing.T, bin string, env []string, args ...string) {
-	t.Helper()
-	name := filepath.Base(bin)
-	logf, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			t.Logf("%s %s:\n%s", name, strings.Join(args, " "), b)
-		}
-	})
-}
-
 // awaitReady polls addr's /readyz until it answers 200.
 func awaitReady(t *testing.T, what, addr string) {
 	t.Helper()
@@ -162,15 +127,4 @@ func scrape(t *testing.T, addr string) []byte {
 		t.Fatalf("GET %s/metrics: %s, %v", addr, resp.Status, err)
 	}
 	return b
-}
-
-// freeAddr returns a loopback address with a port free now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

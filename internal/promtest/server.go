@@ -4,16 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bursar-dev/bursar/internal/health/healthtest"
 )
 
 // Server is a Prometheus started by Start.
@@ -51,33 +51,9 @@ func Start(t testing.TB, c Config) *Server {
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	addr := healthtest.FreeAddr(t)
+	Run(t, bin, nil, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting prometheus: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
 	s := &Server{URL: "http://" + addr, Interval: c.Interval}
 	Eventually(t, time.Minute, "prometheus answers /-/ready", func() error {
 		resp, err := http.Get(s.URL + "/-/ready")
@@ -246,15 +222,4 @@ func Eventually(t testing.TB, within time.Duration, what string, f func() error)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// freeAddr returns a loopback address with a port free now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
