@@ -23,23 +23,12 @@ func newAnomaliesCmd(g *cli.Globals) *cobra.Command {
 		Short: "Cost anomalies found in the window: series, start, detection, state, expected and observed $/h, impact, what moved, the answer",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.options(time.Now().UTC(), false)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
-			defer cancel()
-			r, closeFn, err := open(ctx, cmd, g)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			res, err := r.Run(ctx, report.NewRequest("anomalies", o))
+			res, err := f.result(cmd, g, "anomalies", false, nil)
 			if err != nil {
 				return err
 			}
 			if len(res.Rows) > 0 {
-				fillAnswers(ctx, g, res)
+				fillAnswers(cmd.Context(), g, res)
 			}
 			return f.emit(cmd, res)
 		},

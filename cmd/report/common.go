@@ -163,22 +163,7 @@ func reportCmd(g *cli.Globals, use, short, example string, chart, needFleet bool
 	cmd := &cobra.Command{
 		Use: use, Short: short, Example: example, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := f.options(time.Now().UTC(), needFleet)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
-			defer cancel()
-			req := report.NewRequest(use, o)
-			if request != nil {
-				req = request(req)
-			}
-			r, closeFn, err := open(ctx, cmd, g)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			res, err := r.Run(ctx, req)
+			res, err := f.result(cmd, g, use, needFleet, request)
 			if err != nil {
 				return err
 			}
@@ -187,4 +172,26 @@ func reportCmd(g *cli.Globals, use, short, example string, chart, needFleet bool
 	}
 	f.bind(cmd, defaultBy[use], chart)
 	return cmd, &f
+}
+
+// result runs report use on the flags' options; request, when not nil, adds the report's own
+// flags to the request.
+func (f *reportFlags) result(cmd *cobra.Command, g *cli.Globals, use string, needFleet bool,
+	request func(report.Request) report.Request) (*report.Result, error) {
+	o, err := f.options(time.Now().UTC(), needFleet)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
+	defer cancel()
+	req := report.NewRequest(use, o)
+	if request != nil {
+		req = request(req)
+	}
+	r, closeFn, err := open(ctx, cmd, g)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return r.Run(ctx, req)
 }
