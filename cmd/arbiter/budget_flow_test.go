@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/slack-go/slack"
 
@@ -343,38 +342,5 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // fleet reads the FLEET stream's events on subject, in order.
 func fleet(t *testing.T, env *bustest.Env, subject string) []events.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, err := env.JS.Stream(ctx, bus.Fleet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range info.State.Subjects {
-		n += int(c)
-	}
-	if n == 0 {
-		return nil
-	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := cons.Fetch(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []events.Event
-	for m := range batch.Messages() {
-		e, err := events.Decode(m.Data())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, e)
-	}
-	return out
+	return bustest.Events(t, env.JS, bus.Fleet, subject)
 }

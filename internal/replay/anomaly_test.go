@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bursar-dev/bursar/internal/bus"
+	"github.com/bursar-dev/bursar/internal/bus/bustest"
 	"github.com/bursar-dev/bursar/internal/events"
 )
 
@@ -86,41 +86,9 @@ func TestReplayRecordsAPriceSpike(t *testing.T) {
 // anomalies reads every cost.anomaly event on js's FLEET stream, in order.
 func anomalies(t *testing.T, js jetstream.JetStream) []*events.CostAnomaly {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, bus.Fleet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter("bursar.anomaly.>"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range info.State.Subjects {
-		n += int(c)
-	}
-	if n == 0 {
-		return nil
-	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"bursar.anomaly.>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := cons.Fetch(n, jetstream.FetchMaxWait(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []*events.CostAnomaly
-	for m := range batch.Messages() {
-		e, err := events.Decode(m.Data())
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range bustest.Events(t, js, bus.Fleet, "bursar.anomaly.>") {
 		out = append(out, e.(*events.CostAnomaly))
-	}
-	if len(out) != n {
-		t.Fatalf("read %d of %d anomaly events", len(out), n)
 	}
 	return out
 }
