@@ -3,6 +3,7 @@ package arbiter
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/bursar-dev/bursar/internal/actuate"
@@ -52,6 +53,9 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 	}
 	prices := s.mk.prices()
 	for _, o := range obs {
+		if !s.empties.due(o, now) {
+			continue
+		}
 		e := &events.ReplicaState{Meta: events.Meta{At: now}, Workload: o.Workload, Location: o.Location,
 			Market: o.Market, Offer: o.Offer, Desired: o.Desired, Ready: o.Ready, Instances: o.Instances}
 		if p, ok := prices[o.Offer]; ok {
@@ -64,4 +68,35 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 		}
 		s.ann.publish(e, "group", o.Group.String())
 	}
+}
+
+// emptyEvery is how often an empty group's state is published again after it emptied.
+const emptyEvery = 15 * time.Minute
+
+// empties remembers when each empty group's state was last published. An actuator keeps
+// reporting every group it ever ran (a Deployment scaled to zero, the sim's every placement), and
+// most of a large fleet's groups are empty: their state is published when they empty and then
+// every emptyEvery, not at every report. A group silent that long counts as gone to the history's
+// readers (docs/anomalies.md), which is what an empty one is; the repeat heals a lost publish.
+type empties struct {
+	mu   sync.Mutex
+	last map[actuate.Group]time.Time
+}
+
+// due says whether o's state is to be published at now, and remembers it when it is empty.
+func (e *empties) due(o actuate.Observed, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if o.Desired > 0 || o.Ready > 0 || o.Pending > 0 || len(o.Instances) > 0 || len(o.Starting) > 0 {
+		delete(e.last, o.Group)
+		return true
+	}
+	if at, ok := e.last[o.Group]; ok && !now.Before(at) && now.Sub(at) < emptyEvery {
+		return false
+	}
+	if e.last == nil {
+		e.last = map[actuate.Group]time.Time{}
+	}
+	e.last[o.Group] = now
+	return true
 }

@@ -43,6 +43,8 @@ type Service struct {
 	ann   *announcer
 	// corrupt reports values in the buckets that are not what their keys hold (corrupt.go).
 	corrupt *corruptions
+	// empties are the empty groups whose state was published lately (report.go).
+	empties empties
 
 	// urgent wakes the loop at once (a reclaim); changed wakes it after the debounce. fullReq asks
 	// planLoop for a full pass, with its trigger. renewed tells the loop that leaseLoop renewed or

@@ -1,0 +1,43 @@
+package arbiter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bursar-dev/bursar/internal/actuate"
+)
+
+// TestEmptyGroupsAreDueWhenTheyEmptyAndEveryEmptyEvery: one group through a run of reports, each
+// row what it reports and whether its state is to be published.
+func TestEmptyGroupsAreDueWhenTheyEmptyAndEveryEmptyEvery(t *testing.T) {
+	g := actuate.Group{Workload: "chat", Location: "a", Market: "spot"}
+	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	var e empties
+	for _, row := range []struct {
+		what  string
+		after time.Duration // since the first report
+		obs   actuate.Observed
+		due   bool
+	}{
+		{"first report, empty", 0, actuate.Observed{Group: g}, true},
+		{"same time again", 0, actuate.Observed{Group: g}, false},
+		{"still empty", emptyEvery - time.Second, actuate.Observed{Group: g}, false},
+		{"empty for emptyEvery", emptyEvery, actuate.Observed{Group: g}, true},
+		{"launching", emptyEvery + time.Minute, actuate.Observed{Group: g, Desired: 1}, true},
+		{"launching, same time", emptyEvery + time.Minute, actuate.Observed{Group: g, Desired: 1}, true},
+		{"empty again", emptyEvery + 2*time.Minute, actuate.Observed{Group: g}, true},
+		{"a clock stepped back", emptyEvery, actuate.Observed{Group: g}, true},
+		{"pending only", emptyEvery, actuate.Observed{Group: g, Pending: 1}, true},
+		{"empty after pending", emptyEvery, actuate.Observed{Group: g}, true},
+		{"an instance draining", emptyEvery, actuate.Observed{Group: g, Instances: []string{"i-1"}}, true},
+		{"one starting", emptyEvery, actuate.Observed{Group: g, Starting: []string{"i-2"}}, true},
+		{"ready without desired", emptyEvery, actuate.Observed{Group: g, Ready: 1}, true},
+		{"empty once more", emptyEvery, actuate.Observed{Group: g}, true},
+		{"another group's first report", emptyEvery, actuate.Observed{Group: actuate.Group{Workload: "chat", Location: "b", Market: "spot"}}, true},
+		{"the first group, same time", emptyEvery, actuate.Observed{Group: g}, false},
+	} {
+		if got := e.due(row.obs, at.Add(row.after)); got != row.due {
+			t.Errorf("%s: due %v, want %v", row.what, got, row.due)
+		}
+	}
+}
