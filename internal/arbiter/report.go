@@ -73,30 +73,42 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 // emptyEvery is how often an empty group's state is published again after it emptied.
 const emptyEvery = 15 * time.Minute
 
-// empties remembers when each empty group's state was last published. An actuator keeps
-// reporting every group it ever ran (a Deployment scaled to zero, the sim's every placement), and
-// most of a large fleet's groups are empty: their state is published when they empty and then
-// every emptyEvery, not at every report. A group silent that long counts as gone to the history's
-// readers (docs/anomalies.md), which is what an empty one is; the repeat heals a lost publish.
+// empties remembers each group's last published state, when it ran something or was empty. An
+// actuator keeps reporting every group it ever ran (a Deployment scaled to zero, the sim's every
+// placement), and most of a large fleet's groups are empty: their state is published when they
+// empty and then every emptyEvery, not at every report. A group silent that long counts as gone
+// to the history's readers (docs/anomalies.md), which is what an empty one is; the repeat heals a
+// lost publish.
 type empties struct {
 	mu   sync.Mutex
-	last map[actuate.Group]time.Time
+	last map[actuate.Group]published
 }
 
-// due says whether o's state is to be published at now, and remembers it when it is empty.
+type published struct {
+	at    time.Time
+	empty bool
+}
+
+// due says whether o's state is to be published at now, and remembers it.
 func (e *empties) due(o actuate.Observed, now time.Time) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.last == nil {
+		e.last = map[actuate.Group]published{}
+	}
+	prev, ok := e.last[o.Group]
 	if o.Desired > 0 || o.Ready > 0 || o.Pending > 0 || len(o.Instances) > 0 || len(o.Starting) > 0 {
-		delete(e.last, o.Group)
+		e.last[o.Group] = published{at: now}
 		return true
 	}
-	if at, ok := e.last[o.Group]; ok && !now.Before(at) && now.Sub(at) < emptyEvery {
+	switch {
+	case ok && prev.empty && !now.Before(prev.at) && now.Sub(prev.at) < emptyEvery:
 		return false
+	case ok && !prev.empty && prev.at.Equal(now):
+		// A state is its group's at a time (events.ID): this one would be dropped as the copy of
+		// the running one published at the same time. It goes out with the next report's time.
+		return true
 	}
-	if e.last == nil {
-		e.last = map[actuate.Group]time.Time{}
-	}
-	e.last[o.Group] = now
+	e.last[o.Group] = published{at: now, empty: true}
 	return true
 }

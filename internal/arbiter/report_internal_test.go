@@ -32,9 +32,11 @@ func TestEmptyGroupsAreDueWhenTheyEmptyAndEveryEmptyEvery(t *testing.T) {
 		{"an instance draining", emptyEvery, actuate.Observed{Group: g, Instances: []string{"i-1"}}, true},
 		{"one starting", emptyEvery, actuate.Observed{Group: g, Starting: []string{"i-2"}}, true},
 		{"ready without desired", emptyEvery, actuate.Observed{Group: g, Ready: 1}, true},
-		{"empty once more", emptyEvery, actuate.Observed{Group: g}, true},
+		{"emptied at the running state's time", emptyEvery, actuate.Observed{Group: g}, true},
 		{"another group's first report", emptyEvery, actuate.Observed{Group: actuate.Group{Workload: "chat", Location: "b", Market: "spot"}}, true},
-		{"the first group, same time", emptyEvery, actuate.Observed{Group: g}, false},
+		{"again at that time", emptyEvery, actuate.Observed{Group: g}, true},
+		{"the next report's time", emptyEvery + 15*time.Second, actuate.Observed{Group: g}, true},
+		{"the report after", emptyEvery + 30*time.Second, actuate.Observed{Group: g}, false},
 	} {
 		if got := e.due(row.obs, at.Add(row.after)); got != row.due {
 			t.Errorf("%s: due %v, want %v", row.what, got, row.due)
