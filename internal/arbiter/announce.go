@@ -21,11 +21,13 @@ type announcer struct {
 }
 
 // publish publishes e, logging (not returning) a failure to hand it to the bus; about names what
-// e is about in that log line.
-func (a *announcer) publish(e events.Event, about ...any) {
+// e is about in that log line. It says whether the bus took e.
+func (a *announcer) publish(e events.Event, about ...any) bool {
 	if _, err := a.pub.PublishAsync(e); err != nil {
 		a.log.Warn("could not publish "+string(e.EventType()), append(about, "err", err)...)
+		return false
 	}
+	return true
 }
 
 // announce publishes an action's step as action.updated, taken by this arbiter.

@@ -221,7 +221,8 @@ func (br *budgetRig) updates() []string {
 // over approve_over. It returns the hold's id and its actions.
 func (br *budgetRig) firstPlan(t *testing.T) (string, []string) {
 	t.Helper()
-	ids := []string{br.price("us-east-1a", events.Spot, 3), br.price("us-east-1b", events.Spot, 3)}
+	// One message: a first plan woken between two prices would launch both in one zone.
+	ids := br.h100Prices(events.Spot, 3, "us-east-1a", "us-east-1b")
 	r := br.proc.r
 	eventually(t, "the prices are folded", func() bool { return r.KnowsPrice(ids[0], 3) && r.KnowsPrice(ids[1], 3) })
 	r.Pass(context.Background())

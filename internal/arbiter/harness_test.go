@@ -156,14 +156,35 @@ func (h *harness) price(zone string, m events.Market, usd float64) string {
 
 func (h *harness) priceOf(zone, instanceType, model string, m events.Market, usd float64) string {
 	h.t.Helper()
-	e := &events.PriceObserved{Meta: events.Meta{At: h.clock.Now()}, Provider: "aws", Region: "us-east-1", Zone: zone,
-		InstanceType: instanceType, GPUModel: model, GPUCount: 1, GPUMemoryGB: 80, Market: m, USDPerHour: usd,
-		Source: "test"}
+	e, id := h.priceEvent(zone, instanceType, model, m, usd)
 	if err := h.pub.Publish(context.Background(), e); err != nil {
 		h.t.Fatal(err)
 	}
+	return id
+}
+
+// h100Prices publishes the H100 prices of zones in one batch message, so the arbiter folds them
+// at once (no plan sees one without the others), and returns the offers' ids.
+func (h *harness) h100Prices(m events.Market, usd float64, zones ...string) []string {
+	h.t.Helper()
+	var evs []events.Event
+	var ids []string
+	for _, z := range zones {
+		e, id := h.priceEvent(z, "p5.xlarge", "H100-80GB", m, usd)
+		evs, ids = append(evs, e), append(ids, id)
+	}
+	if err := h.pub.PublishBatch(context.Background(), evs); err != nil {
+		h.t.Fatal(err)
+	}
+	return ids
+}
+
+func (h *harness) priceEvent(zone, instanceType, model string, m events.Market, usd float64) (*events.PriceObserved, string) {
+	e := &events.PriceObserved{Meta: events.Meta{At: h.clock.Now()}, Provider: "aws", Region: "us-east-1", Zone: zone,
+		InstanceType: instanceType, GPUModel: model, GPUCount: 1, GPUMemoryGB: 80, Market: m, USDPerHour: usd,
+		Source: "test"}
 	loc, _ := h.cfg.Match("aws", "us-east-1", zone)
-	return loc.Name + "/" + zone + "/" + instanceType + "/" + string(m)
+	return e, loc.Name + "/" + zone + "/" + instanceType + "/" + string(m)
 }
 
 // settle reports, plans and waits until the arbiter has no action in flight.

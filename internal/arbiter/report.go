@@ -66,7 +66,9 @@ func (s *Service) report(ctx context.Context, rep actuate.Reporter) {
 				e.Provider = l.Provider
 			}
 		}
-		s.ann.publish(e, "group", o.Group.String())
+		if s.ann.publish(e, "group", o.Group.String()) {
+			s.empties.sent(o, now)
+		}
 	}
 }
 
@@ -89,26 +91,32 @@ type published struct {
 	empty bool
 }
 
-// due says whether o's state is to be published at now, and remembers it.
+// due says whether o's state is to be published at now.
 func (e *empties) due(o actuate.Observed, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	prev, ok := e.last[o.Group]
+	// A state is its group's at a time (events.ID): an empty one published at the time of the
+	// running one would be dropped as its copy, so that one waits for the next report's time.
+	return !isEmpty(o) || !ok || !prev.empty || now.Before(prev.at) || now.Sub(prev.at) >= emptyEvery
+}
+
+// sent remembers that o's state was handed to the bus at now. An empty state published at the
+// time of a running one is not remembered: it carries the running one's id.
+func (e *empties) sent(o actuate.Observed, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.last == nil {
 		e.last = map[actuate.Group]published{}
 	}
-	prev, ok := e.last[o.Group]
-	if o.Desired > 0 || o.Ready > 0 || o.Pending > 0 || len(o.Instances) > 0 || len(o.Starting) > 0 {
-		e.last[o.Group] = published{at: now}
-		return true
+	empty := isEmpty(o)
+	if prev, ok := e.last[o.Group]; empty && ok && !prev.empty && prev.at.Equal(now) {
+		return
 	}
-	switch {
-	case ok && prev.empty && !now.Before(prev.at) && now.Sub(prev.at) < emptyEvery:
-		return false
-	case ok && !prev.empty && prev.at.Equal(now):
-		// A state is its group's at a time (events.ID): this one would be dropped as the copy of
-		// the running one published at the same time. It goes out with the next report's time.
-		return true
-	}
-	e.last[o.Group] = published{at: now, empty: true}
-	return true
+	e.last[o.Group] = published{at: now, empty: empty}
+}
+
+// isEmpty says whether a group runs nothing: nothing desired, ready, starting or pending.
+func isEmpty(o actuate.Observed) bool {
+	return o.Desired == 0 && o.Ready == 0 && o.Pending == 0 && len(o.Instances) == 0 && len(o.Starting) == 0
 }

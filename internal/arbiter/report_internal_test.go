@@ -38,8 +38,27 @@ func TestEmptyGroupsAreDueWhenTheyEmptyAndEveryEmptyEvery(t *testing.T) {
 		{"the next report's time", emptyEvery + 15*time.Second, actuate.Observed{Group: g}, true},
 		{"the report after", emptyEvery + 30*time.Second, actuate.Observed{Group: g}, false},
 	} {
-		if got := e.due(row.obs, at.Add(row.after)); got != row.due {
+		now := at.Add(row.after)
+		got := e.due(row.obs, now)
+		if got != row.due {
 			t.Errorf("%s: due %v, want %v", row.what, got, row.due)
 		}
+		if got {
+			e.sent(row.obs, now)
+		}
+	}
+}
+
+// TestAnEmptyStateTheBusDidNotTakeIsDueAgain: only a state handed to the bus counts as published
+// (one refused, say before the offer's price is known, goes out at the next report).
+func TestAnEmptyStateTheBusDidNotTakeIsDueAgain(t *testing.T) {
+	var e empties
+	o := actuate.Observed{Group: actuate.Group{Workload: "chat", Location: "a", Market: "spot"}}
+	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	if !e.due(o, at) {
+		t.Fatal("a group's first empty state is not due")
+	}
+	if !e.due(o, at.Add(15*time.Second)) {
+		t.Error("an empty state the bus did not take is not due at the next report")
 	}
 }
